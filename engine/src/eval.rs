@@ -1,0 +1,139 @@
+//! Leaf evaluators: what the search asks about a position it has not expanded yet.
+//!
+//! The search talks only to the [`Evaluator`] trait, in batches, the way KataGo's search talks
+//! only to its neural network. Two evaluators live here and need no network: [`Uniform`] and
+//! [`Rollout`] (the user's own AI: a random playout to the end, scored by the score
+//! difference). The trained value network arrives as a third implementation in the trainer.
+
+use crate::game::{Game, Outcome, Seat};
+use crate::Rng;
+
+/// One position for an [`Evaluator`] to fill in.
+#[derive(Debug)]
+pub struct Leaf<G: Game> {
+    /// The position.
+    pub state: G,
+    /// Its legal actions (empty at a chance node: the search takes chance priors from the game).
+    pub actions: Vec<G::Action>,
+    /// Output: the value in `[-1, 1]` from [`Seat::First`]'s view (+1: first seat wins).
+    pub value: f32,
+    /// Output: one prior per action, in the order of `actions`, summing to 1.
+    pub priors: Vec<f32>,
+}
+
+impl<G: Game> Leaf<G> {
+    /// A leaf for `state` with its legal actions and empty outputs.
+    pub fn new(state: G) -> Leaf<G> {
+        let mut actions = Vec::new();
+        if matches!(state.to_move(), crate::game::Actor::Player(_)) {
+            state.legal_actions(&mut actions);
+        }
+        Leaf { state, actions, value: 0.0, priors: Vec::new() }
+    }
+}
+
+/// Evaluates positions in batches.
+///
+/// Implementations must set `value` and, for player nodes, `priors` (same length as
+/// `actions`) of every leaf. They may use `rng` (rollouts do) and must be deterministic given
+/// it.
+pub trait Evaluator<G: Game>: Send + Sync {
+    /// Fills in every leaf of the batch.
+    fn evaluate(&self, leaves: &mut [Leaf<G>], rng: &mut Rng);
+
+    /// A short name for logs (`uniform`, `rollout`).
+    fn name(&self) -> String;
+}
+
+/// The value of a finished game in `[-1, 1]` from [`Seat::First`]'s view: ±1 for a decisive
+/// result, else `2σ(d / score_scale) − 1` with `d` the [`Outcome::difference`] — the user's leaf value
+/// `1 / (1 + e^(−(own − opponent) / 3))` rescaled from `[0, 1]` to `[-1, 1]`.
+pub fn outcome_value(outcome: &Outcome, score_scale: f32) -> f32 {
+    match outcome.decisive {
+        Some(Seat::First) => 1.0,
+        Some(Seat::Second) => -1.0,
+        None => {
+            let d = outcome.difference(Seat::First) as f32;
+            // 2σ(x) − 1 = tanh(x / 2)
+            (d / score_scale / 2.0).tanh()
+        }
+    }
+}
+
+fn uniform_priors<G: Game>(leaf: &mut Leaf<G>) {
+    let n = leaf.actions.len();
+    leaf.priors.clear();
+    leaf.priors.resize(n, if n == 0 { 0.0 } else { 1.0 / n as f32 });
+}
+
+/// Value 0 and uniform priors everywhere: search guided by terminal values alone.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Uniform;
+
+impl<G: Game> Evaluator<G> for Uniform {
+    fn evaluate(&self, leaves: &mut [Leaf<G>], _rng: &mut Rng) {
+        for leaf in leaves {
+            leaf.value = 0.0;
+            uniform_priors(leaf);
+        }
+    }
+
+    fn name(&self) -> String {
+        "uniform".into()
+    }
+}
+
+/// The user's own AI's leaf value: play uniformly random actions to the end of the game and
+/// score the result with [`outcome_value`]; uniform priors.
+#[derive(Copy, Clone, Debug)]
+pub struct Rollout {
+    /// Score difference scale of the logistic (the user's AI uses 3).
+    pub score_scale: f32,
+    /// Playouts averaged per leaf.
+    pub playouts: u32,
+}
+
+impl Default for Rollout {
+    fn default() -> Self {
+        Rollout { score_scale: 3.0, playouts: 1 }
+    }
+}
+
+impl<G: Game> Evaluator<G> for Rollout {
+    fn evaluate(&self, leaves: &mut [Leaf<G>], rng: &mut Rng) {
+        for leaf in leaves {
+            let mut total = 0.0;
+            for _ in 0..self.playouts.max(1) {
+                let mut s = leaf.state.clone();
+                s.random_playout(rng);
+                let o = s.outcome().expect("a playout ends the game");
+                total += outcome_value(&o, self.score_scale);
+            }
+            leaf.value = total / self.playouts.max(1) as f32;
+            uniform_priors(leaf);
+        }
+    }
+
+    fn name(&self) -> String {
+        "rollout".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcome_value_matches_the_users_formula() {
+        // User: v = 1/(1+e^(-d/3)) in [0,1]; ours = 2v - 1.
+        for d in [-7, -1, 0, 2, 9] {
+            let user = 1.0 / (1.0 + (-(d as f32) / 3.0).exp());
+            let ours = outcome_value(&Outcome::on_points([d, -d]), 3.0);
+            assert!((ours - (2.0 * user - 1.0)).abs() < 1e-5, "d={d}");
+        }
+        // Separate point totals: the difference is own minus opponent.
+        let v = outcome_value(&Outcome::on_points([7, 4]), 3.0);
+        assert!((v - (2.0 / (1.0 + (-1.0f32).exp()) - 1.0)).abs() < 1e-5);
+        assert_eq!(outcome_value(&Outcome::decisive(Seat::Second, [5, -5]), 3.0), -1.0);
+    }
+}

@@ -1,0 +1,45 @@
+//! # zeroplay engine
+//!
+//! The pure core of zeroplay: game rules, search and (later) feature encodings. Every other
+//! crate plays the games through this one, so the worker, the coordinator's replay validation,
+//! the play server and the web client all agree on what is legal.
+//!
+//! Purity rules (see `ARCHITECTURE.md`): no async, no network, no files, no clock inside the
+//! rules, and no randomness except an RNG passed in by the caller. Search receives its budget
+//! (simulations or a deadline) from outside.
+//!
+//! Map:
+//! - [`game`]: the [`Game`] trait every game implements — atomic actions (clicks), chance
+//!   events, outcomes, versioned state bytes.
+//! - [`battlenumber`]: Battle Number (拚數棋) on 7×7 bitboards.
+//! - [`mcts`]: generic PUCT search with chance nodes, batched [`Evaluator`]s and subtree reuse.
+//! - [`eval`]: the uniform and rollout evaluators.
+//! - [`agent`]: agents (random, MCTS) and the spec strings that name them.
+//! - [`arena`]: side-swapped two-game matches between agents, and Elo statistics.
+//! - [`perft`]: counting complete-turn sequences, to cross-check move generators.
+
+pub mod agent;
+pub mod arena;
+pub mod battlenumber;
+pub mod eval;
+pub mod game;
+pub mod mcts;
+pub mod perft;
+
+pub use eval::{Evaluator, Leaf};
+pub use game::{Actor, DecodeError, Game, IllegalAction, Outcome, Seat};
+
+/// The random number generator used everywhere in zeroplay.
+///
+/// Xoshiro256++ is fast and, unlike `rand::rngs::SmallRng`, its output is fixed across
+/// platforms and crate versions, so a game's seed reproduces it exactly.
+pub type Rng = rand_xoshiro::Xoshiro256PlusPlus;
+
+/// Builds the project RNG from a 64-bit seed.
+pub fn rng_from_seed(seed: u64) -> Rng {
+    use rand::SeedableRng;
+    Rng::seed_from_u64(seed)
+}
+
+/// The version of the engine, stamped into every stored game so it can be replayed exactly.
+pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
