@@ -1,1 +1,10 @@
-fn main() {}
+//! The `zeroplay` command line: parses arguments and configuration, sets up logging, and hands
+//! over to the library (`zeroplay::commands`).
+
+use clap::Parser;
+
+fn main() -> anyhow::Result<()> {
+    let cli = zeroplay::cli::Cli::parse();
+    zeroplay::logging::init(cli.verbose);
+    zeroplay::commands::run(cli)
+}

@@ -1,1 +1,324 @@
-//! wip
+//! Agents: things that choose actions. An agent is named by a spec string, so the arena, the
+//! play command and (later) gating can all build the same player from one line:
+//!
+//! - `random` — a uniformly random legal click.
+//! - `mcts:sims=800,eval=rollout` — MCTS with 800 simulations per turn and the rollout
+//!   evaluator (the user's own AI).
+//! - `mcts:time=200ms,eval=uniform,cpuct=2.0,batch=8,playouts=2,scale=3,fpu=0.1`.
+//!
+//! A multi-click turn is searched once at its first click (with the whole budget); later clicks
+//! of the same turn reuse the subtree and only top it up when it is thin.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rand::RngExt;
+
+use crate::eval::{Evaluator, Rollout, Uniform};
+use crate::game::Game;
+use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
+use crate::Rng;
+
+/// Chooses actions for one seat of a game.
+pub trait Agent<G: Game>: Send {
+    /// The agent's spec string.
+    fn name(&self) -> String;
+
+    /// Chooses the next action at `state`, where a player (this agent) is to move.
+    /// `progress` receives live search statistics, if the agent searches.
+    fn choose(
+        &mut self,
+        state: &G,
+        rng: &mut Rng,
+        progress: &mut dyn FnMut(&Progress<G::Action>),
+    ) -> G::Action;
+
+    /// Told of every action applied to the game (own, opponent's or chance), with the state
+    /// before it, so a searching agent can keep its tree.
+    fn observe(&mut self, _before: &G, _action: G::Action) {}
+}
+
+/// Chooses uniformly among the legal actions.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct RandomAgent;
+
+impl<G: Game> Agent<G> for RandomAgent {
+    fn name(&self) -> String {
+        "random".into()
+    }
+
+    fn choose(&mut self, state: &G, rng: &mut Rng, _: &mut dyn FnMut(&Progress<G::Action>)) -> G::Action {
+        let mut actions = Vec::new();
+        state.legal_actions(&mut actions);
+        assert!(!actions.is_empty(), "RandomAgent asked to move in a finished game");
+        actions[rng.random_range(0..actions.len())]
+    }
+}
+
+/// Which evaluator an MCTS agent uses.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum EvalSpec {
+    /// [`Uniform`].
+    Uniform,
+    /// [`Rollout`] with this many playouts per leaf.
+    Rollout {
+        /// Playouts per leaf.
+        playouts: u32,
+    },
+}
+
+/// An MCTS agent's settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MctsSpec {
+    /// Simulations per turn.
+    pub sims: Option<u64>,
+    /// Time per turn.
+    pub time: Option<Duration>,
+    /// Leaf evaluator.
+    pub eval: EvalSpec,
+    /// Search settings.
+    pub config: MctsConfig,
+}
+
+/// A parsed agent spec string (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentSpec {
+    /// `random`.
+    Random,
+    /// `mcts:…`.
+    Mcts(MctsSpec),
+}
+
+/// A spec string that names no agent.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("bad agent spec {spec:?}: {reason}")]
+pub struct SpecError {
+    /// The text given.
+    pub spec: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Reads `200ms`, `1.5s`, `2s`.
+fn parse_duration(v: &str) -> Option<Duration> {
+    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        return None;
+    };
+    let x: f64 = num.parse().ok()?;
+    (x.is_finite() && x > 0.0 && x < 1e6).then(|| Duration::from_secs_f64(x * scale))
+}
+
+impl FromStr for AgentSpec {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        let err = |reason: String| SpecError { spec: s.to_string(), reason };
+        let s = s.trim();
+        if s == "random" {
+            return Ok(AgentSpec::Random);
+        }
+        let Some(rest) = s.strip_prefix("mcts") else {
+            return Err(err("expected `random` or `mcts:key=value,...`".into()));
+        };
+        let rest = rest.strip_prefix(':').unwrap_or(rest);
+        let mut spec = MctsSpec { sims: None, time: None, eval: EvalSpec::Rollout { playouts: 1 }, config: MctsConfig::default() };
+        let mut playouts = 1u32;
+        let mut eval_name = "rollout".to_string();
+        for kv in rest.split(',').filter(|p| !p.is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
+            let num = |what: &str| -> Result<f64, SpecError> {
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|x| x.is_finite() && *x >= 0.0)
+                    .ok_or_else(|| err(format!("{what} must be a non-negative number, got `{v}`")))
+            };
+            match k {
+                "sims" => {
+                    let n = num("sims")? as u64;
+                    if n == 0 {
+                        return Err(err("sims must be at least 1".into()));
+                    }
+                    spec.sims = Some(n);
+                }
+                "time" => spec.time = Some(parse_duration(v).ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?),
+                "eval" => eval_name = v.to_string(),
+                "playouts" => playouts = (num("playouts")? as u32).max(1),
+                "cpuct" => spec.config.c_puct = num("cpuct")? as f32,
+                "fpu" => spec.config.fpu_reduction = num("fpu")? as f32,
+                "batch" => spec.config.batch_size = (num("batch")? as usize).clamp(1, 4096),
+                "scale" => {
+                    spec.config.score_scale = num("scale")? as f32;
+                    if spec.config.score_scale <= 0.0 {
+                        return Err(err("scale must be positive".into()));
+                    }
+                }
+                _ => return Err(err(format!("unknown key `{k}` (known: sims, time, eval, playouts, cpuct, fpu, batch, scale)"))),
+            }
+        }
+        spec.eval = match eval_name.as_str() {
+            "rollout" => EvalSpec::Rollout { playouts },
+            "uniform" => EvalSpec::Uniform,
+            other => return Err(err(format!("unknown evaluator `{other}` (known: rollout, uniform)"))),
+        };
+        if spec.sims.is_none() && spec.time.is_none() {
+            spec.sims = Some(800);
+        }
+        Ok(AgentSpec::Mcts(spec))
+    }
+}
+
+impl fmt::Display for AgentSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AgentSpec::Random => f.write_str("random"),
+            AgentSpec::Mcts(m) => {
+                let mut parts = Vec::new();
+                if let Some(n) = m.sims {
+                    parts.push(format!("sims={n}"));
+                }
+                if let Some(t) = m.time {
+                    parts.push(format!("time={}ms", t.as_millis()));
+                }
+                match m.eval {
+                    EvalSpec::Uniform => parts.push("eval=uniform".into()),
+                    EvalSpec::Rollout { playouts } => {
+                        parts.push("eval=rollout".into());
+                        if playouts != 1 {
+                            parts.push(format!("playouts={playouts}"));
+                        }
+                    }
+                }
+                let d = MctsConfig::default();
+                if m.config.c_puct != d.c_puct {
+                    parts.push(format!("cpuct={}", m.config.c_puct));
+                }
+                if m.config.fpu_reduction != d.fpu_reduction {
+                    parts.push(format!("fpu={}", m.config.fpu_reduction));
+                }
+                if m.config.batch_size != d.batch_size {
+                    parts.push(format!("batch={}", m.config.batch_size));
+                }
+                if m.config.score_scale != d.score_scale {
+                    parts.push(format!("scale={}", m.config.score_scale));
+                }
+                write!(f, "mcts:{}", parts.join(","))
+            }
+        }
+    }
+}
+
+impl AgentSpec {
+    /// Builds the agent.
+    pub fn build<G: Game>(&self) -> Box<dyn Agent<G>> {
+        match self {
+            AgentSpec::Random => Box::new(RandomAgent),
+            AgentSpec::Mcts(m) => {
+                let evaluator: Arc<dyn Evaluator<G>> = match m.eval {
+                    EvalSpec::Uniform => Arc::new(Uniform),
+                    EvalSpec::Rollout { playouts } => {
+                        Arc::new(Rollout { score_scale: m.config.score_scale, playouts })
+                    }
+                };
+                Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
+            }
+        }
+    }
+}
+
+/// An agent that searches with [`Mcts`] and plays the most visited action.
+pub struct MctsAgent<G: Game> {
+    spec: MctsSpec,
+    name: String,
+    evaluator: Arc<dyn Evaluator<G>>,
+    tree: Option<Mcts<G>>,
+    actions: Vec<G::Action>,
+}
+
+impl<G: Game> MctsAgent<G> {
+    /// An agent with these settings and evaluator.
+    pub fn new(spec: MctsSpec, evaluator: Arc<dyn Evaluator<G>>, name: String) -> Self {
+        MctsAgent { spec, name, evaluator, tree: None, actions: Vec::new() }
+    }
+
+    /// The current search tree, if any.
+    pub fn tree(&self) -> Option<&Mcts<G>> {
+        self.tree.as_ref()
+    }
+
+    fn budget(&self, fraction: u32) -> Budget {
+        Budget {
+            sims: self.spec.sims.map(|n| (n / fraction as u64).max(1)),
+            deadline: self.spec.time.map(|t| std::time::Instant::now() + t / fraction),
+        }
+    }
+}
+
+impl<G: Game> Agent<G> for MctsAgent<G> {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn choose(&mut self, state: &G, rng: &mut Rng, progress: &mut dyn FnMut(&Progress<G::Action>)) -> G::Action {
+        state.legal_actions(&mut self.actions);
+        assert!(!self.actions.is_empty(), "MctsAgent asked to move in a finished game");
+        if self.actions.len() == 1 {
+            return self.actions[0];
+        }
+        let config = self.spec.config.clone();
+        let tree = self.tree.get_or_insert_with(|| Mcts::new(state.clone(), config));
+        if tree.root() != state {
+            tree.reset(state.clone());
+        }
+        let budget = if state.at_turn_start() {
+            Some(self.budget(1))
+        } else {
+            // Later clicks of a turn: the first click's search already explored them; top up
+            // only a thin subtree.
+            let enough = self.spec.sims.map_or(64, |n| (n / 4).max(1)) as u32;
+            (tree.root_visits() < enough).then(|| self.budget(4))
+        };
+        if let Some(b) = budget {
+            let tree = self.tree.as_mut().expect("tree was just set");
+            tree.search(self.evaluator.as_ref(), b, rng, progress);
+        }
+        self.tree.as_ref().and_then(Mcts::best_action).unwrap_or(self.actions[0])
+    }
+
+    fn observe(&mut self, before: &G, action: G::Action) {
+        match &mut self.tree {
+            Some(t) if t.root() == before => t.advance(action),
+            _ => self.tree = None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_parse_and_print() {
+        for s in ["random", "mcts:sims=800,eval=rollout", "mcts:time=200ms,eval=rollout", "mcts:sims=50,eval=uniform,cpuct=2,batch=8"] {
+            let spec: AgentSpec = s.parse().unwrap();
+            let again: AgentSpec = spec.to_string().parse().unwrap();
+            assert_eq!(spec, again, "{s}");
+        }
+        let AgentSpec::Mcts(m) = "mcts:time=1.5s".parse().unwrap() else { panic!() };
+        assert_eq!(m.time, Some(Duration::from_millis(1500)));
+        assert_eq!(m.eval, EvalSpec::Rollout { playouts: 1 });
+    }
+
+    #[test]
+    fn bad_specs_are_refused_with_a_reason() {
+        for s in ["alphazero", "mcts:sims=0", "mcts:sims=abc", "mcts:time=5", "mcts:eval=nn", "mcts:foo=1", "mcts:sims"] {
+            let e = s.parse::<AgentSpec>().unwrap_err();
+            assert!(!e.reason.is_empty(), "{s}");
+        }
+    }
+}

@@ -820,24 +820,25 @@ impl Game for BattleNumber {
         // Same distribution as the generic playout (a uniform square, then a uniform piece),
         // computing the placement context once per placement and allocating nothing.
         while self.outcome.is_none() {
-            match self.pending {
-                Pending::None if self.in_placement() => {
-                    let ctx = self.place_ctx();
-                    let sq = pick_bit(self.legal_square_mask(&ctx), rng);
-                    let mut choices = [(Kind::CrossZero, 0u8); 15];
-                    let mut n = 0;
-                    self.piece_choices(&ctx, sq, |k, r| {
-                        choices[n] = (k, r);
-                        n += 1;
-                    });
-                    let (k, r) = choices[rng.random_range(0..n)];
-                    self.place(sq, k, r);
-                }
+            let sq = match self.pending {
+                Pending::Square(sq) => Some(sq),
+                Pending::None if self.in_placement() => None,
                 _ => {
                     let m = self.legal_square_clicks();
                     self.play_unchecked(Action::Square(pick_bit(m, rng)));
+                    continue;
                 }
-            }
+            };
+            let ctx = self.place_ctx();
+            let sq = sq.unwrap_or_else(|| pick_bit(self.legal_square_mask(&ctx), rng));
+            let mut choices = [(Kind::CrossZero, 0u8); 15];
+            let mut n = 0;
+            self.piece_choices(&ctx, sq, |k, r| {
+                choices[n] = (k, r);
+                n += 1;
+            });
+            let (k, r) = choices[rng.random_range(0..n)];
+            self.place(sq, k, r);
         }
     }
 }

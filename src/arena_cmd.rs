@@ -1,0 +1,203 @@
+//! `zeroplay arena`: N side-swapped matches between two agents, in parallel over the cores,
+//! with a progress bar; prints wins/draws/losses, points and the Elo difference.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use engine::agent::AgentSpec;
+use engine::arena::{play_match, Elo, Tally};
+use engine::battlenumber::BattleNumber;
+use engine::game::Game;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use tracing::info;
+
+use crate::cli::{ArenaArgs, GameName};
+use crate::config::{load, ArenaConfig};
+
+/// One thread per core when `requested` is 0.
+pub fn thread_count(requested: usize) -> usize {
+    if requested > 0 {
+        requested
+    } else {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
+}
+
+/// The seed of match `i`: a SplitMix64 step from the base seed, so neighbouring matches get
+/// unrelated streams.
+pub fn match_seed(base: u64, i: u64) -> u64 {
+    let mut z = base.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// What an arena run produced (written to `results.json`).
+#[derive(Debug, Serialize)]
+pub struct ArenaReport {
+    /// The game.
+    pub game: String,
+    /// Agent A's spec.
+    pub agent_a: String,
+    /// Agent B's spec.
+    pub agent_b: String,
+    /// Matches played.
+    pub matches: u32,
+    /// Games played.
+    pub games: u32,
+    /// A's wins, draws and losses.
+    pub wins: u32,
+    /// Draws.
+    pub draws: u32,
+    /// Losses.
+    pub losses: u32,
+    /// Matches decided by a player without a legal move.
+    pub decisive: u32,
+    /// A's match points.
+    pub points_a: f64,
+    /// A's total score over all games.
+    pub score_a: i64,
+    /// Elo of A minus B.
+    pub elo: f64,
+    /// 95% interval, low end.
+    pub elo_lo: f64,
+    /// 95% interval, high end.
+    pub elo_hi: f64,
+    /// Wall time in seconds.
+    pub seconds: f64,
+    /// Per-match points of A, in match order.
+    pub per_match: Vec<f64>,
+}
+
+/// Runs the command.
+///
+/// # Errors
+/// Bad configuration or agent specs; failure to write the output directory.
+pub fn run(args: ArenaArgs) -> Result<()> {
+    let mut cfg: ArenaConfig = load(args.config.as_deref())?;
+    if let Some(g) = args.game {
+        cfg.game = g;
+    }
+    if let Some(a) = args.agent_a {
+        cfg.agent_a = a;
+    }
+    if let Some(b) = args.agent_b {
+        cfg.agent_b = b;
+    }
+    if let Some(n) = args.matches {
+        cfg.matches = n;
+    }
+    if let Some(s) = args.seed {
+        cfg.seed = s;
+    }
+    if let Some(t) = args.threads {
+        cfg.threads = t;
+    }
+    let (a, b) = cfg.validate()?;
+    info!(game = ?cfg.game, a = %a, b = %b, matches = cfg.matches, seed = cfg.seed, "arena");
+    let report = match cfg.game {
+        GameName::Battlenumber => run_arena::<BattleNumber>(&cfg, &cfg.options.battlenumber, &a, &b, true),
+    };
+    print_report(&report);
+    if let Some(dir) = args.out {
+        save(&dir, &cfg, &report)?;
+        info!(dir = %dir.display(), "saved config.toml and results.json");
+    }
+    Ok(())
+}
+
+fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let header = "# The resolved configuration of this arena run (defaults, file and flags combined).\n";
+    std::fs::write(dir.join("config.toml"), format!("{header}{}", toml::to_string(cfg)?))?;
+    std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(report)?)?;
+    Ok(())
+}
+
+/// Plays the matches of `cfg` for game `G` on `cfg.threads` threads.
+pub fn run_arena<G: Game>(cfg: &ArenaConfig, opts: &G::Options, a: &AgentSpec, b: &AgentSpec, show_progress: bool) -> ArenaReport {
+    let threads = thread_count(cfg.threads).min(cfg.matches as usize);
+    let bar = if show_progress { ProgressBar::new(cfg.matches as u64) } else { ProgressBar::hidden() };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} matches  {msg}  eta {eta}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    let started = Instant::now();
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    let mut results: Vec<(usize, engine::arena::MatchRecord<G>)> = Vec::with_capacity(cfg.matches as usize);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let tx = tx.clone();
+            let next = &next;
+            s.spawn(move || {
+                let mut agent_a = a.build::<G>();
+                let mut agent_b = b.build::<G>();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= cfg.matches as usize {
+                        break;
+                    }
+                    let m = play_match(opts, agent_a.as_mut(), agent_b.as_mut(), match_seed(cfg.seed, i as u64));
+                    if tx.send((i, m)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut tally = Tally::default();
+        for (i, m) in rx {
+            tally.add(&m);
+            results.push((i, m));
+            bar.inc(1);
+            if let Some(e) = tally.elo() {
+                bar.set_message(format!("A {}-{}-{}  Elo {:+.0} [{:+.0}, {:+.0}]", tally.wins, tally.draws, tally.losses, e.diff, e.lo, e.hi));
+            }
+        }
+    });
+    bar.finish_and_clear();
+    results.sort_by_key(|(i, _)| *i);
+    let mut tally = Tally::default();
+    let mut games = 0;
+    for (_, m) in &results {
+        tally.add(m);
+        games += m.games.len() as u32;
+    }
+    let e = tally.elo().unwrap_or(Elo { diff: 0.0, lo: 0.0, hi: 0.0, score: 0.5 });
+    ArenaReport {
+        game: G::NAME.into(),
+        agent_a: a.to_string(),
+        agent_b: b.to_string(),
+        matches: results.len() as u32,
+        games,
+        wins: tally.wins,
+        draws: tally.draws,
+        losses: tally.losses,
+        decisive: tally.decisive,
+        points_a: tally.points_a(),
+        score_a: tally.score_a,
+        elo: e.diff,
+        elo_lo: e.lo,
+        elo_hi: e.hi,
+        seconds: started.elapsed().as_secs_f64(),
+        per_match: tally.points,
+    }
+}
+
+/// Prints the summary.
+pub fn print_report(r: &ArenaReport) {
+    println!("arena: {} — {} matches ({} games) in {:.1}s", r.game, r.matches, r.games, r.seconds);
+    println!("  A = {}", r.agent_a);
+    println!("  B = {}", r.agent_b);
+    println!("  A wins {}, draws {}, losses {}  ({} decided by a player with no legal move)", r.wins, r.draws, r.losses, r.decisive);
+    let pct = 100.0 * r.points_a / r.matches.max(1) as f64;
+    println!("  points: A {:.1} – B {:.1}  ({pct:.1}%)", r.points_a, r.matches as f64 - r.points_a);
+    println!("  score: A {:+} over all games ({:+.2} per game)", r.score_a, r.score_a as f64 / r.games.max(1) as f64);
+    println!("  Elo (A − B): {:+.0}  95% interval [{:+.0}, {:+.0}]", r.elo, r.elo_lo, r.elo_hi);
+}

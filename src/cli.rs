@@ -1,0 +1,132 @@
+//! Command-line arguments.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// zeroplay — self-play, search and training for TriGolden (頂鑫棋), Battle Number (拚數棋)
+/// and Banqi (暗棋).
+///
+/// Agents are named by spec strings:
+///   random                          a uniformly random legal click
+///   mcts:sims=800,eval=rollout      MCTS, 800 simulations per turn, random-playout leaves
+///                                   (the user's own AI)
+///   mcts:time=200ms,eval=uniform    MCTS with a time budget per turn, uniform leaves
+/// MCTS keys: sims, time (200ms, 1.5s), eval (rollout|uniform), playouts, cpuct, fpu, batch,
+/// scale (score scale of the leaf value, default 3).
+#[derive(Debug, Parser)]
+#[command(name = "zeroplay", version, about, long_about, max_term_width = 100)]
+pub struct Cli {
+    /// Log more (debug level). `RUST_LOG` overrides.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Play side-swapped matches between two agents, in parallel over the cores, and report
+    /// wins/draws/losses, points and the Elo difference with its 95% interval.
+    ///
+    /// Example: zeroplay arena -a mcts:sims=800,eval=rollout -b random -n 20
+    Arena(ArenaArgs),
+    /// Count the distinct legal sequences of complete turns from the start, per depth, so other
+    /// implementations of the rules can be checked against ours.
+    ///
+    /// Example: zeroplay perft battlenumber 4
+    Perft(PerftArgs),
+    /// Play an agent in the terminal.
+    ///
+    /// Example: zeroplay play battlenumber --agent mcts:time=1s,eval=rollout
+    Play(PlayArgs),
+}
+
+/// Games zeroplay knows.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GameName {
+    /// Battle Number (拚數棋).
+    Battlenumber,
+}
+
+/// `zeroplay arena`.
+#[derive(Debug, Args)]
+pub struct ArenaArgs {
+    /// Configuration file (TOML); see configs/arena.toml. Flags given here override it.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// The game.
+    #[arg(short, long, value_enum)]
+    pub game: Option<GameName>,
+    /// Agent A (spec string).
+    #[arg(short = 'a', long)]
+    pub agent_a: Option<String>,
+    /// Agent B (spec string).
+    #[arg(short = 'b', long)]
+    pub agent_b: Option<String>,
+    /// Number of matches (each is two games with the first player swapped).
+    #[arg(short = 'n', long)]
+    pub matches: Option<u32>,
+    /// Base seed; match i uses a seed derived from it, so results are reproducible.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads (0: one per core).
+    #[arg(short = 'j', long)]
+    pub threads: Option<usize>,
+    /// Directory to write the resolved config (config.toml) and results (results.json) to.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `zeroplay perft`.
+#[derive(Debug, Args)]
+pub struct PerftArgs {
+    /// The game.
+    #[arg(value_enum)]
+    pub game: GameName,
+    /// Depth in complete turns; counts are printed for every depth from 1 up to it.
+    pub depth: u32,
+    /// Worker threads (0: one per core).
+    #[arg(short = 'j', long, default_value_t = 0)]
+    pub threads: usize,
+}
+
+/// `zeroplay play`.
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    /// The game.
+    #[arg(value_enum)]
+    pub game: GameName,
+    /// Configuration file (TOML); see configs/play.toml. Flags given here override it.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// The agent you play (spec string).
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Your seat in game 1 (you swap seats in game 2).
+    #[arg(long, value_enum)]
+    pub seat: Option<SeatArg>,
+    /// Play one game instead of a two-game match.
+    #[arg(long)]
+    pub single: bool,
+    /// Seed for the agent.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Draw without ANSI colours.
+    #[arg(long)]
+    pub no_color: bool,
+}
+
+/// A seat, on the command line.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeatArg {
+    /// Moves first.
+    First,
+    /// Moves second.
+    Second,
+}

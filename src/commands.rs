@@ -1,0 +1,17 @@
+//! Dispatch from parsed arguments to the commands.
+
+use anyhow::Result;
+
+use crate::cli::{Cli, Command};
+
+/// Runs the command named on the command line.
+///
+/// # Errors
+/// Whatever the command reports: bad configuration, bad specs, I/O.
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Arena(args) => crate::arena_cmd::run(args),
+        Command::Perft(args) => crate::perft_cmd::run(args),
+        Command::Play(args) => crate::play_cmd::run(args),
+    }
+}

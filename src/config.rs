@@ -1,0 +1,158 @@
+//! Typed configuration for each command, read from commented TOML files in `configs/`, with
+//! command-line flags layered on top. The resolved configuration is what runs, and what is
+//! saved next to a run's results.
+
+use std::path::Path;
+
+use engine::agent::AgentSpec;
+use engine::battlenumber;
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{GameName, SeatArg};
+
+/// Errors reading a configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown or mistyped keys.
+    #[error("config {path}: {source}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// Why.
+        source: Box<toml::de::Error>,
+    },
+    /// A value is out of range.
+    #[error("config: {0}")]
+    Invalid(String),
+}
+
+/// Options of every game, one table per game.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GameOptions {
+    /// Battle Number's [decision] options.
+    pub battlenumber: battlenumber::Options,
+}
+
+/// `zeroplay arena` configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ArenaConfig {
+    /// The game to play.
+    pub game: GameName,
+    /// Agent A's spec string.
+    pub agent_a: String,
+    /// Agent B's spec string.
+    pub agent_b: String,
+    /// Matches to play (two games each, seats swapped).
+    pub matches: u32,
+    /// Base seed.
+    pub seed: u64,
+    /// Worker threads; 0 uses one per core.
+    pub threads: usize,
+    /// Game options.
+    pub options: GameOptions,
+}
+
+impl Default for ArenaConfig {
+    fn default() -> Self {
+        ArenaConfig {
+            game: GameName::Battlenumber,
+            agent_a: "mcts:sims=800,eval=rollout".into(),
+            agent_b: "mcts:sims=100,eval=rollout".into(),
+            matches: 20,
+            seed: 1,
+            threads: 0,
+            options: GameOptions::default(),
+        }
+    }
+}
+
+impl ArenaConfig {
+    /// Checks values that the types do not.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the bad value.
+    pub fn validate(&self) -> Result<(AgentSpec, AgentSpec), ConfigError> {
+        if self.matches == 0 {
+            return Err(ConfigError::Invalid("matches must be at least 1".into()));
+        }
+        if self.threads > 1024 {
+            return Err(ConfigError::Invalid("threads must be at most 1024".into()));
+        }
+        let a = self.agent_a.parse().map_err(|e| ConfigError::Invalid(format!("agent_a: {e}")))?;
+        let b = self.agent_b.parse().map_err(|e| ConfigError::Invalid(format!("agent_b: {e}")))?;
+        Ok((a, b))
+    }
+}
+
+/// `zeroplay play` configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PlayConfig {
+    /// The agent you play against.
+    pub agent: String,
+    /// Your seat in game 1.
+    pub seat: SeatArg,
+    /// Seed for the agent.
+    pub seed: u64,
+    /// Game options.
+    pub options: GameOptions,
+}
+
+impl Default for PlayConfig {
+    fn default() -> Self {
+        PlayConfig { agent: "mcts:time=1s,eval=rollout".into(), seat: SeatArg::First, seed: 1, options: GameOptions::default() }
+    }
+}
+
+/// Reads a TOML config file, or the defaults when `path` is `None`.
+///
+/// # Errors
+/// [`ConfigError`] if the file cannot be read or parsed.
+pub fn load<T: Default + for<'de> Deserialize<'de>>(path: Option<&Path>) -> Result<T, ConfigError> {
+    let Some(path) = path else { return Ok(T::default()) };
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+    toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.display().to_string(), source: Box::new(e) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_configs_parse() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let a: ArenaConfig = load(Some(&root.join("configs/arena.toml"))).unwrap();
+        a.validate().unwrap();
+        let p: PlayConfig = load(Some(&root.join("configs/play.toml"))).unwrap();
+        p.agent.parse::<AgentSpec>().unwrap();
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_refused() {
+        let e = toml::from_str::<ArenaConfig>("matchs = 3").unwrap_err();
+        assert!(e.to_string().contains("matchs"), "{e}");
+        let e = toml::from_str::<ArenaConfig>("[options.battlenumber]\nhole-rule = \"sometimes\"").unwrap_err();
+        assert!(e.to_string().contains("sometimes"), "{e}");
+        let c: ArenaConfig = toml::from_str("matches = 0").unwrap();
+        assert!(c.validate().is_err());
+        let c: ArenaConfig = toml::from_str("agent_a = \"mcts:sims=-3\"").unwrap();
+        assert!(c.validate().unwrap_err().to_string().contains("agent_a"));
+    }
+
+    #[test]
+    fn resolved_config_round_trips_through_toml() {
+        let c = ArenaConfig::default();
+        let text = toml::to_string(&c).unwrap();
+        assert_eq!(toml::from_str::<ArenaConfig>(&text).unwrap(), c);
+    }
+}

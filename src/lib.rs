@@ -1,0 +1,13 @@
+//! # zeroplay
+//!
+//! The `zeroplay` command-line tool: arena matches between agents, perft counts, and playing an
+//! agent in the terminal. The rules and search live in the `engine` crate; this crate only
+//! parses, configures, runs things in parallel and prints.
+
+pub mod arena_cmd;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod logging;
+pub mod perft_cmd;
+pub mod play_cmd;
