@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use engine::agent::AgentSpec;
-use engine::arena::{play_match, Elo, Tally};
+use engine::arena::{Elo, Tally, play_match};
 use engine::battlenumber::BattleNumber;
 use engine::game::Game;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,15 +16,11 @@ use serde::Serialize;
 use tracing::info;
 
 use crate::cli::{ArenaArgs, GameName};
-use crate::config::{load, ArenaConfig};
+use crate::config::{ArenaConfig, load};
 
 /// One thread per core when `requested` is 0.
 pub fn thread_count(requested: usize) -> usize {
-    if requested > 0 {
-        requested
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
-    }
+    if requested > 0 { requested } else { std::thread::available_parallelism().map_or(1, |n| n.get()) }
 }
 
 /// The seed of match `i`: a SplitMix64 step from the base seed, so neighbouring matches get
@@ -119,13 +115,21 @@ fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
 }
 
 /// Plays the matches of `cfg` for game `G` on `cfg.threads` threads.
-pub fn run_arena<G: Game>(cfg: &ArenaConfig, opts: &G::Options, a: &AgentSpec, b: &AgentSpec, show_progress: bool) -> ArenaReport {
+pub fn run_arena<G: Game>(
+    cfg: &ArenaConfig,
+    opts: &G::Options,
+    a: &AgentSpec,
+    b: &AgentSpec,
+    show_progress: bool,
+) -> ArenaReport {
     let threads = thread_count(cfg.threads).min(cfg.matches as usize);
     let bar = if show_progress { ProgressBar::new(cfg.matches as u64) } else { ProgressBar::hidden() };
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} matches  {msg}  eta {eta}")
-            .expect("valid template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} matches  {msg}  eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
     );
     let started = Instant::now();
     let next = AtomicUsize::new(0);
@@ -143,7 +147,8 @@ pub fn run_arena<G: Game>(cfg: &ArenaConfig, opts: &G::Options, a: &AgentSpec, b
                     if i >= cfg.matches as usize {
                         break;
                     }
-                    let m = play_match(opts, agent_a.as_mut(), agent_b.as_mut(), match_seed(cfg.seed, i as u64));
+                    let m =
+                        play_match(opts, agent_a.as_mut(), agent_b.as_mut(), match_seed(cfg.seed, i as u64));
                     if tx.send((i, m)).is_err() {
                         break;
                     }
@@ -157,7 +162,10 @@ pub fn run_arena<G: Game>(cfg: &ArenaConfig, opts: &G::Options, a: &AgentSpec, b
             results.push((i, m));
             bar.inc(1);
             if let Some(e) = tally.elo() {
-                bar.set_message(format!("A {}-{}-{}  Elo {:+.0} [{:+.0}, {:+.0}]", tally.wins, tally.draws, tally.losses, e.diff, e.lo, e.hi));
+                bar.set_message(format!(
+                    "A {}-{}-{}  Elo {:+.0} [{:+.0}, {:+.0}]",
+                    tally.wins, tally.draws, tally.losses, e.diff, e.lo, e.hi
+                ));
             }
         }
     });
@@ -195,9 +203,16 @@ pub fn print_report(r: &ArenaReport) {
     println!("arena: {} — {} matches ({} games) in {:.1}s", r.game, r.matches, r.games, r.seconds);
     println!("  A = {}", r.agent_a);
     println!("  B = {}", r.agent_b);
-    println!("  A wins {}, draws {}, losses {}  ({} decided by a player with no legal move)", r.wins, r.draws, r.losses, r.decisive);
+    println!(
+        "  A wins {}, draws {}, losses {}  ({} decided by a player with no legal move)",
+        r.wins, r.draws, r.losses, r.decisive
+    );
     let pct = 100.0 * r.points_a / r.matches.max(1) as f64;
     println!("  points: A {:.1} – B {:.1}  ({pct:.1}%)", r.points_a, r.matches as f64 - r.points_a);
-    println!("  score: A {:+} over all games ({:+.2} per game)", r.score_a, r.score_a as f64 / r.games.max(1) as f64);
+    println!(
+        "  score: A {:+} over all games ({:+.2} per game)",
+        r.score_a,
+        r.score_a as f64 / r.games.max(1) as f64
+    );
     println!("  Elo (A − B): {:+.0}  95% interval [{:+.0}, {:+.0}]", r.elo, r.elo_lo, r.elo_hi);
 }

@@ -110,7 +110,12 @@ pub struct PlayConfig {
 
 impl Default for PlayConfig {
     fn default() -> Self {
-        PlayConfig { agent: "mcts:time=1s,eval=rollout".into(), seat: SeatArg::First, seed: 1, options: GameOptions::default() }
+        PlayConfig {
+            agent: "mcts:time=1s,eval=rollout".into(),
+            seat: SeatArg::First,
+            seed: 1,
+            options: GameOptions::default(),
+        }
     }
 }
 
@@ -120,8 +125,10 @@ impl Default for PlayConfig {
 /// [`ConfigError`] if the file cannot be read or parsed.
 pub fn load<T: Default + for<'de> Deserialize<'de>>(path: Option<&Path>) -> Result<T, ConfigError> {
     let Some(path) = path else { return Ok(T::default()) };
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
-    toml::from_str(&text).map_err(|e| ConfigError::Parse { path: path.display().to_string(), source: Box::new(e) })
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ConfigError::Read { path: path.display().to_string(), source })?;
+    toml::from_str(&text)
+        .map_err(|e| ConfigError::Parse { path: path.display().to_string(), source: Box::new(e) })
 }
 
 #[cfg(test)]
@@ -141,7 +148,8 @@ mod tests {
     fn unknown_keys_and_bad_values_are_refused() {
         let e = toml::from_str::<ArenaConfig>("matchs = 3").unwrap_err();
         assert!(e.to_string().contains("matchs"), "{e}");
-        let e = toml::from_str::<ArenaConfig>("[options.battlenumber]\nhole-rule = \"sometimes\"").unwrap_err();
+        let e =
+            toml::from_str::<ArenaConfig>("[options.battlenumber]\nhole-rule = \"sometimes\"").unwrap_err();
         assert!(e.to_string().contains("sometimes"), "{e}");
         let c: ArenaConfig = toml::from_str("matches = 0").unwrap();
         assert!(c.validate().is_err());

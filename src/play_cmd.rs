@@ -9,12 +9,12 @@ use std::io::{BufRead, Write};
 
 use anyhow::Result;
 use engine::agent::{Agent, AgentSpec};
-use engine::battlenumber::{draw_board, Action, BattleNumber, EXTRACTIONS};
+use engine::battlenumber::{Action, BattleNumber, EXTRACTIONS, draw_board};
 use engine::game::{Actor, Game, Outcome, Seat};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{PlayArgs, SeatArg};
-use crate::config::{load, PlayConfig};
+use crate::config::{PlayConfig, load};
 
 const HELP: &str = "\
 Clicks: a square is column a-g + row 0-6 (row 0 at the top; d3 is the centre).
@@ -69,15 +69,26 @@ pub fn play_session(
     let games = if full_match { 2 } else { 1 };
     for game in 0..games {
         let human = if (game == 0) == human_first { Seat::First } else { Seat::Second };
-        writeln!(out, "\n=== Game {} of {games}: you are the {human} seat ({}) ===", game + 1, case_name(human))?;
-        let Some(outcome) = play_game(agent.as_mut(), &mut rng, &cfg.options.battlenumber, human, color, input, out)? else {
+        writeln!(
+            out,
+            "\n=== Game {} of {games}: you are the {human} seat ({}) ===",
+            game + 1,
+            case_name(human)
+        )?;
+        let Some(outcome) =
+            play_game(agent.as_mut(), &mut rng, &cfg.options.battlenumber, human, color, input, out)?
+        else {
             writeln!(out, "Bye.")?;
             return Ok(());
         };
         let mine = outcome.difference(human);
         total_human += mine;
         match outcome.decisive {
-            Some(w) => writeln!(out, "Game over: {} wins outright (the other side had no legal move).", if w == human { "you" } else { "the agent" })?,
+            Some(w) => writeln!(
+                out,
+                "Game over: {} wins outright (the other side had no legal move).",
+                if w == human { "you" } else { "the agent" }
+            )?,
             None => writeln!(out, "Game over on points: your score {mine:+}.")?,
         }
         if outcome.decisive.is_some() {
@@ -148,10 +159,16 @@ fn play_game(
             }
             show_board = true;
             if let Some(sq) = state.pending_square() {
-                let list: Vec<String> = legal.iter().enumerate().map(|(i, a)| format!("{}:{a}", i + 1)).collect();
+                let list: Vec<String> =
+                    legal.iter().enumerate().map(|(i, a)| format!("{}:{a}", i + 1)).collect();
                 writeln!(out, "Piece for {}: {}", engine::battlenumber::square_name(sq), list.join("  "))?;
             } else if let Some((_, cur)) = state.pending_path() {
-                writeln!(out, "Path at {} — next step: {}", engine::battlenumber::square_name(cur), join(&legal))?;
+                writeln!(
+                    out,
+                    "Path at {} — next step: {}",
+                    engine::battlenumber::square_name(cur),
+                    join(&legal)
+                )?;
             } else if state.in_placement() {
                 writeln!(out, "Your placement — choose a square: {}", join(&legal))?;
             } else {
@@ -178,7 +195,9 @@ fn play_game(
             for token in line.split_whitespace() {
                 state.legal_actions(&mut legal);
                 let action = match token.parse::<usize>() {
-                    Ok(i) if i >= 1 && i <= legal.len() && state.pending_square().is_some() => Ok(legal[i - 1]),
+                    Ok(i) if i >= 1 && i <= legal.len() && state.pending_square().is_some() => {
+                        Ok(legal[i - 1])
+                    }
                     _ => state.parse_action(token).map_err(|e| e.to_string()),
                 };
                 let result = action.and_then(|a| {
@@ -214,7 +233,8 @@ fn join(actions: &[Action]) -> String {
 
 fn think(agent: &mut dyn Agent<BattleNumber>, state: &BattleNumber, rng: &mut engine::Rng) -> Result<Action> {
     let spinner = ProgressBar::new_spinner();
-    spinner.set_style(ProgressStyle::with_template("{spinner} agent thinking: {msg}").expect("valid template"));
+    spinner
+        .set_style(ProgressStyle::with_template("{spinner} agent thinking: {msg}").expect("valid template"));
     let a = agent.choose(state, rng, &mut |p| {
         spinner.set_message(format!(
             "depth {}, nodes {}, {} sims, {:.1}s, value {:+.2}",

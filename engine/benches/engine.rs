@@ -3,7 +3,7 @@
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use engine::battlenumber::{BattleNumber, Options};
 use engine::eval::{Rollout, Uniform};
 use engine::game::Game;

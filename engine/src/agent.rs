@@ -16,10 +16,10 @@ use std::time::Duration;
 
 use rand::RngExt;
 
+use crate::Rng;
 use crate::eval::{Evaluator, Rollout, Uniform};
 use crate::game::Game;
 use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
-use crate::Rng;
 
 /// Chooses actions for one seat of a game.
 pub trait Agent<G: Game>: Send {
@@ -127,7 +127,12 @@ impl FromStr for AgentSpec {
             return Err(err("expected `random` or `mcts:key=value,...`".into()));
         };
         let rest = rest.strip_prefix(':').unwrap_or(rest);
-        let mut spec = MctsSpec { sims: None, time: None, eval: EvalSpec::Rollout { playouts: 1 }, config: MctsConfig::default() };
+        let mut spec = MctsSpec {
+            sims: None,
+            time: None,
+            eval: EvalSpec::Rollout { playouts: 1 },
+            config: MctsConfig::default(),
+        };
         let mut playouts = 1u32;
         let mut eval_name = "rollout".to_string();
         for kv in rest.split(',').filter(|p| !p.is_empty()) {
@@ -146,7 +151,12 @@ impl FromStr for AgentSpec {
                     }
                     spec.sims = Some(n);
                 }
-                "time" => spec.time = Some(parse_duration(v).ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?),
+                "time" => {
+                    spec.time = Some(
+                        parse_duration(v)
+                            .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
+                    )
+                }
                 "eval" => eval_name = v.to_string(),
                 "playouts" => playouts = (num("playouts")? as u32).max(1),
                 "cpuct" => spec.config.c_puct = num("cpuct")? as f32,
@@ -158,7 +168,11 @@ impl FromStr for AgentSpec {
                         return Err(err("scale must be positive".into()));
                     }
                 }
-                _ => return Err(err(format!("unknown key `{k}` (known: sims, time, eval, playouts, cpuct, fpu, batch, scale)"))),
+                _ => {
+                    return Err(err(format!(
+                        "unknown key `{k}` (known: sims, time, eval, playouts, cpuct, fpu, batch, scale)"
+                    )));
+                }
             }
         }
         spec.eval = match eval_name.as_str() {
@@ -264,7 +278,12 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         self.name.clone()
     }
 
-    fn choose(&mut self, state: &G, rng: &mut Rng, progress: &mut dyn FnMut(&Progress<G::Action>)) -> G::Action {
+    fn choose(
+        &mut self,
+        state: &G,
+        rng: &mut Rng,
+        progress: &mut dyn FnMut(&Progress<G::Action>),
+    ) -> G::Action {
         state.legal_actions(&mut self.actions);
         assert!(!self.actions.is_empty(), "MctsAgent asked to move in a finished game");
         if self.actions.len() == 1 {
@@ -304,7 +323,12 @@ mod tests {
 
     #[test]
     fn specs_parse_and_print() {
-        for s in ["random", "mcts:sims=800,eval=rollout", "mcts:time=200ms,eval=rollout", "mcts:sims=50,eval=uniform,cpuct=2,batch=8"] {
+        for s in [
+            "random",
+            "mcts:sims=800,eval=rollout",
+            "mcts:time=200ms,eval=rollout",
+            "mcts:sims=50,eval=uniform,cpuct=2,batch=8",
+        ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();
             assert_eq!(spec, again, "{s}");
@@ -316,7 +340,15 @@ mod tests {
 
     #[test]
     fn bad_specs_are_refused_with_a_reason() {
-        for s in ["alphazero", "mcts:sims=0", "mcts:sims=abc", "mcts:time=5", "mcts:eval=nn", "mcts:foo=1", "mcts:sims"] {
+        for s in [
+            "alphazero",
+            "mcts:sims=0",
+            "mcts:sims=abc",
+            "mcts:time=5",
+            "mcts:eval=nn",
+            "mcts:foo=1",
+            "mcts:sims",
+        ] {
             let e = s.parse::<AgentSpec>().unwrap_err();
             assert!(!e.reason.is_empty(), "{s}");
         }

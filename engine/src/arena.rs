@@ -6,9 +6,9 @@
 //! ([`Game::DECISIVE_ENDS_MATCH`]). Everything here is deterministic given the match seed
 //! (time-limited agents aside), so any match can be replayed.
 
-use crate::agent::Agent;
-use crate::game::{sample_chance, Actor, Game, Outcome, Seat};
 use crate::Rng;
+use crate::agent::Agent;
+use crate::game::{Actor, Game, Outcome, Seat, sample_chance};
 
 /// One finished game.
 #[derive(Clone, Debug)]
@@ -50,7 +50,12 @@ pub fn play_game<G: Game>(start: &G, agents: &mut [&mut dyn Agent<G>; 2], rng: &
 }
 
 /// Plays a two-game match between `a` and `b` with options `opts`, seeded by `seed`.
-pub fn play_match<G: Game>(opts: &G::Options, a: &mut dyn Agent<G>, b: &mut dyn Agent<G>, seed: u64) -> MatchRecord<G> {
+pub fn play_match<G: Game>(
+    opts: &G::Options,
+    a: &mut dyn Agent<G>,
+    b: &mut dyn Agent<G>,
+    seed: u64,
+) -> MatchRecord<G> {
     let mut rng = crate::rng_from_seed(seed);
     let start = G::new_game(opts);
     let mut games = Vec::new();
@@ -58,7 +63,11 @@ pub fn play_match<G: Game>(opts: &G::Options, a: &mut dyn Agent<G>, b: &mut dyn 
     let mut decided = None;
     for game in 0..2 {
         let a_seat = if game == 0 { Seat::First } else { Seat::Second };
-        let record = if game == 0 { play_game(&start, &mut [&mut *a, &mut *b], &mut rng) } else { play_game(&start, &mut [&mut *b, &mut *a], &mut rng) };
+        let record = if game == 0 {
+            play_game(&start, &mut [&mut *a, &mut *b], &mut rng)
+        } else {
+            play_game(&start, &mut [&mut *b, &mut *a], &mut rng)
+        };
         score_a += record.outcome.difference(a_seat);
         if let Some(w) = record.outcome.decisive {
             decided = Some(if w == a_seat { 1.0 } else { 0.0 });
@@ -107,7 +116,12 @@ pub fn elo(points: &[f64]) -> Elo {
     let var = (points.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / n).max(0.25 / n);
     let se = (var / n).sqrt();
     let clamp = |s: f64| s.clamp(0.5 / n, 1.0 - 0.5 / n);
-    Elo { diff: elo_of(clamp(mean)), lo: elo_of(clamp(mean - 1.96 * se)), hi: elo_of(clamp(mean + 1.96 * se)), score: mean }
+    Elo {
+        diff: elo_of(clamp(mean)),
+        lo: elo_of(clamp(mean - 1.96 * se)),
+        hi: elo_of(clamp(mean + 1.96 * se)),
+        score: mean,
+    }
 }
 
 /// Win/draw/loss counts and totals over many matches, from A's view.

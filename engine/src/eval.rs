@@ -5,8 +5,8 @@
 //! [`Rollout`] (the user's own AI: a random playout to the end, scored by the score
 //! difference). The trained value network arrives as a third implementation in the trainer.
 
-use crate::game::{Game, Outcome, Seat};
 use crate::Rng;
+use crate::game::{Game, Outcome, Seat};
 
 /// One position for an [`Evaluator`] to fill in.
 #[derive(Debug)]

@@ -324,11 +324,7 @@ pub trait Game: Clone + Eq + Hash + Debug + Send + Sync + 'static {
 ///
 /// # Panics
 /// If the state is not a chance node (it has no chance outcomes).
-pub fn sample_chance<G: Game>(
-    state: &G,
-    buf: &mut Vec<(G::Action, f32)>,
-    rng: &mut Rng,
-) -> G::Action {
+pub fn sample_chance<G: Game>(state: &G, buf: &mut Vec<(G::Action, f32)>, rng: &mut Rng) -> G::Action {
     state.chance_outcomes(buf);
     assert!(!buf.is_empty(), "sample_chance called at a state that is not a chance node");
     let total: f32 = buf.iter().map(|(_, p)| p).sum();

@@ -12,9 +12,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::eval::{outcome_value, Evaluator, Leaf};
-use crate::game::{Actor, Game, Seat};
 use crate::Rng;
+use crate::eval::{Evaluator, Leaf, outcome_value};
+use crate::game::{Actor, Game, Seat};
 
 /// Search settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,7 +138,13 @@ pub struct Mcts<G: Game> {
 impl<G: Game> Mcts<G> {
     /// An empty tree at `root`.
     pub fn new(root: G, config: MctsConfig) -> Self {
-        Mcts { config, root_state: root, nodes: vec![Node::new(None, 1.0)], max_depth: 0, chance_buf: Vec::new() }
+        Mcts {
+            config,
+            root_state: root,
+            nodes: vec![Node::new(None, 1.0)],
+            max_depth: 0,
+            chance_buf: Vec::new(),
+        }
     }
 
     /// The settings.
@@ -232,8 +238,10 @@ impl<G: Game> Mcts<G> {
             let total = (node.visits + node.in_flight + 1) as f32;
             return range
                 .max_by(|&a, &b| {
-                    let da = self.nodes[a].prior * total - (self.nodes[a].visits + self.nodes[a].in_flight) as f32;
-                    let db = self.nodes[b].prior * total - (self.nodes[b].visits + self.nodes[b].in_flight) as f32;
+                    let da =
+                        self.nodes[a].prior * total - (self.nodes[a].visits + self.nodes[a].in_flight) as f32;
+                    let db =
+                        self.nodes[b].prior * total - (self.nodes[b].visits + self.nodes[b].in_flight) as f32;
                     da.total_cmp(&db)
                 })
                 .expect("an expanded chance node has outcomes");
@@ -248,7 +256,8 @@ impl<G: Game> Mcts<G> {
         for c in range {
             let child = &self.nodes[c];
             let q = self.q(c, seat).unwrap_or(fpu);
-            let u = self.config.c_puct * child.prior * sqrt_n / (1.0 + (child.visits + child.in_flight) as f32);
+            let u =
+                self.config.c_puct * child.prior * sqrt_n / (1.0 + (child.visits + child.in_flight) as f32);
             let score = q + u;
             if score > best_score {
                 best_score = score;
@@ -372,7 +381,8 @@ impl<G: Game> Mcts<G> {
                 next_report = sims + self.config.progress_every.max(1);
                 progress(&self.progress(sims, start.elapsed()));
             }
-            if budget.sims.is_some_and(|m| sims >= m) || budget.deadline.is_some_and(|d| Instant::now() >= d) {
+            if budget.sims.is_some_and(|m| sims >= m) || budget.deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 break;
             }
         }
@@ -424,9 +434,7 @@ impl<G: Game> Mcts<G> {
         let kids = self.root_children();
         kids.iter()
             .enumerate()
-            .max_by(|(ia, a), (ib, b)| {
-                a.visits.cmp(&b.visits).then(a.q.total_cmp(&b.q)).then(ib.cmp(ia))
-            })
+            .max_by(|(ia, a), (ib, b)| a.visits.cmp(&b.visits).then(a.q.total_cmp(&b.q)).then(ib.cmp(ia)))
             .map(|(_, c)| c.action)
     }
 
@@ -435,7 +443,8 @@ impl<G: Game> Mcts<G> {
         let mut pv = Vec::new();
         let mut n = 0;
         while pv.len() < max_len {
-            let Some(best) = self.children(n).filter(|&c| self.nodes[c].visits > 0).max_by_key(|&c| self.nodes[c].visits)
+            let Some(best) =
+                self.children(n).filter(|&c| self.nodes[c].visits > 0).max_by_key(|&c| self.nodes[c].visits)
             else {
                 break;
             };

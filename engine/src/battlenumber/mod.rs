@@ -21,9 +21,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::game::{ActionParseError, Actor, DecodeError, Game, Outcome, Seat};
 use crate::Rng;
-use bitboard::{flood, neighbours, shift, Squares, BORDER, COL0, COL6, E, FULL, N, ROW0, ROW6, S, W};
+use crate::game::{ActionParseError, Actor, DecodeError, Game, Outcome, Seat};
+use bitboard::{BORDER, COL0, COL6, E, FULL, N, ROW0, ROW6, S, Squares, W, flood, neighbours, shift};
 use rand::RngExt;
 
 pub use setup::{Setup, SetupError};
@@ -202,7 +202,10 @@ enum Pending {
     /// A placement square has been chosen.
     Square(u8),
     /// An extraction path is under way: the square the path is on, and the path so far.
-    Path { cur: u8, visited: u64 },
+    Path {
+        cur: u8,
+        visited: u64,
+    },
 }
 
 /// A Battle Number game state. See [`Game`] for the equality and byte semantics.
@@ -796,9 +799,7 @@ impl Game for BattleNumber {
     fn play_unchecked(&mut self, action: Action) {
         match (self.pending, action) {
             (Pending::Square(sq), Action::Piece(k, r)) => self.place(sq, k, r),
-            (Pending::None, Action::Square(sq)) if self.in_placement() => {
-                self.pending = Pending::Square(sq)
-            }
+            (Pending::None, Action::Square(sq)) if self.in_placement() => self.pending = Pending::Square(sq),
             (_, Action::Square(sq)) => self.extract_click(sq),
             _ => debug_assert!(false, "play_unchecked: {action} is not legal here"),
         }
@@ -854,8 +855,7 @@ pub fn parse_action(text: &str) -> Result<Action, ActionParseError> {
     }
     let err = || ActionParseError {
         text: text.to_string(),
-        reason: "expected a square such as d3 or a piece such as C2r1 (S1, D2, C2, T3, X0; r0-r3)"
-            .into(),
+        reason: "expected a square such as d3 or a piece such as C2r1 (S1, D2, C2, T3, X0; r0-r3)".into(),
     };
     let upper = t.to_ascii_uppercase();
     let (code, rot) = match upper.split_once('R') {

@@ -2,10 +2,10 @@
 //! [`BattleNumber`] by [`BattleNumber::from_setup`], and state bytes are decoded through the same
 //! checks.
 
-use super::bitboard::{flood, Squares, BORDER, FULL};
+use super::bitboard::{BORDER, FULL, Squares, flood};
 use super::{
-    cell_code, cell_piece, BattleNumber, HoleRule, Kind, LeftoverRule, Options, Pending, Piece,
-    TriangleRegion, CENTRE, EXTRACTIONS, PER_KIND, PLACEMENTS, SQUARES,
+    BattleNumber, CENTRE, EXTRACTIONS, HoleRule, Kind, LeftoverRule, Options, PER_KIND, PLACEMENTS, Pending,
+    Piece, SQUARES, TriangleRegion, cell_code, cell_piece,
 };
 use crate::game::{DecodeError, Game, Seat};
 
@@ -75,7 +75,9 @@ impl Setup {
                 continue;
             }
             let b = c.as_bytes();
-            let bad = || SetupError::Text(format!("cell {} ({}): cannot read {c:?}", i, super::square_name(i as u8)));
+            let bad = || {
+                SetupError::Text(format!("cell {} ({}): cannot read {c:?}", i, super::square_name(i as u8)))
+            };
             if b.len() != 3 {
                 return Err(bad());
             }
@@ -184,7 +186,9 @@ impl BattleNumber {
             s.hand = [[0; 5]; 2];
             let ex = setup.extracted;
             if ex[0] > EXTRACTIONS || ex[1] > EXTRACTIONS || !(ex[1] == ex[0] || ex[1] == ex[0] + 1) {
-                return Err(SetupError::Extraction("extraction counts impossible (second seat extracts first, five each)"));
+                return Err(SetupError::Extraction(
+                    "extraction counts impossible (second seat extracts first, five each)",
+                ));
             }
             s.extracted = ex;
             s.mover = if ex[0] == ex[1] { Seat::Second } else { Seat::First };
@@ -201,9 +205,9 @@ impl BattleNumber {
                 }
                 s.placement_score = computed;
             } else {
-                s.placement_score = setup
-                    .placement_score
-                    .ok_or(SetupError::Extraction("the placement score is required once pieces are extracted"))?;
+                s.placement_score = setup.placement_score.ok_or(SetupError::Extraction(
+                    "the placement score is required once pieces are extracted",
+                ))?;
                 s.extraction_total = setup.extraction_total;
             }
             if s.placement_score.abs() > 10_000 || s.extraction_total.iter().any(|t| t.abs() > 10_000) {
@@ -330,7 +334,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<BattleNumber, DecodeError> {
             continue;
         }
         let p = cell_piece(*cell).filter(|p| cell_code(*p) == *cell && p.rot < p.kind.rotations());
-        setup.board[sq] = Some(p.ok_or_else(|| DecodeError::Invalid(format!("cell {sq} holds {cell:#04x}")))?);
+        setup.board[sq] =
+            Some(p.ok_or_else(|| DecodeError::Invalid(format!("cell {sq} holds {cell:#04x}")))?);
     }
     setup.extracted = [r.u8()?, r.u8()?];
     let placement = r.i32()?;
@@ -360,7 +365,11 @@ pub(super) fn decode(bytes: &[u8]) -> Result<BattleNumber, DecodeError> {
     match pending {
         Pending::None => {}
         Pending::Square(sq) => {
-            if s.outcome.is_some() || !s.in_placement() || sq >= SQUARES as u8 || s.legal_square_clicks() & (1u64 << sq) == 0 {
+            if s.outcome.is_some()
+                || !s.in_placement()
+                || sq >= SQUARES as u8
+                || s.legal_square_clicks() & (1u64 << sq) == 0
+            {
                 return Err(inv("pending placement square is not a legal square"));
             }
             s.pending = pending;
@@ -379,9 +388,8 @@ pub(super) fn decode(bytes: &[u8]) -> Result<BattleNumber, DecodeError> {
             // The path must be one the mover could have walked, in some order, from one of
             // their pieces to `cur`.
             let mut budget = 100_000u32;
-            let walkable = Squares(visited & mine & !s.cross).any(|start| {
-                walk_covers(&s, start, 1u64 << start, cur, visited, &mut budget)
-            });
+            let walkable = Squares(visited & mine & !s.cross)
+                .any(|start| walk_covers(&s, start, 1u64 << start, cur, visited, &mut budget));
             if !walkable {
                 return Err(inv("pending extraction path is not a walk the mover could make"));
             }

@@ -1,7 +1,7 @@
 //! A text drawing of the board for terminals and logs.
 
-use super::bitboard::{E, N, S, W};
 use super::BattleNumber;
+use super::bitboard::{E, N, S, W};
 use crate::game::Seat;
 
 /// Draws the board: each square is 5×3 characters; a solid edge is drawn as `=` (horizontal)
@@ -52,7 +52,13 @@ pub fn draw_board(s: &BattleNumber, marks: u64, color: bool) -> String {
 
 fn cell_line(s: &BattleNumber, sq: usize, line: usize, marked: bool, color: bool) -> String {
     let Some(p) = s.piece(sq as u8) else {
-        return if line == 1 && marked { "  ·  ".into() } else if line == 1 && sq == 24 { "  +  ".into() } else { "     ".into() };
+        return if line == 1 && marked {
+            "  ·  ".into()
+        } else if line == 1 && sq == 24 {
+            "  +  ".into()
+        } else {
+            "     ".into()
+        };
     };
     let sides = p.kind.solid_sides(p.rot);
     let has = |d: usize| sides & (1 << d) != 0;

@@ -149,10 +149,15 @@ fn chance_nodes_take_the_expectation() {
 
 #[test]
 fn budget_in_simulations_is_exact_and_progress_reports() {
-    let mut t = Mcts::new(Nim { pile: 20, mover: Seat::First }, MctsConfig { progress_every: 100, ..Default::default() });
+    let mut t = Mcts::new(
+        Nim { pile: 20, mover: Seat::First },
+        MctsConfig { progress_every: 100, ..Default::default() },
+    );
     let mut rng = crate::rng_from_seed(1);
     let mut reports = Vec::new();
-    let n = t.search(&Rollout::default(), Budget::sims(1000), &mut rng, &mut |p| reports.push((p.sims, p.nodes, p.max_depth)));
+    let n = t.search(&Rollout::default(), Budget::sims(1000), &mut rng, &mut |p| {
+        reports.push((p.sims, p.nodes, p.max_depth))
+    });
     assert_eq!(n, 1000);
     assert_eq!(t.root_visits(), 1000);
     assert!(reports.len() >= 10, "{} reports", reports.len());

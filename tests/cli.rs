@@ -1,0 +1,87 @@
+//! The `zeroplay` binary as a user runs it: real child processes, real files.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn zeroplay() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_zeroplay"));
+    c.env("RUST_LOG", "warn").env("NO_COLOR", "1");
+    c
+}
+
+#[test]
+fn perft_prints_counts_per_depth() {
+    let out = zeroplay().args(["perft", "battlenumber", "3", "-j", "2"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let counts: Vec<u64> =
+        text.lines().skip(2).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
+    assert_eq!(counts, vec![4, 184, 12584], "{text}");
+}
+
+#[test]
+fn arena_runs_matches_and_saves_config_and_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = zeroplay()
+        .args(["arena", "--config", "configs/arena.toml", "-a", "mcts:sims=30,eval=rollout", "-b", "random"])
+        .args(["-n", "3", "-j", "2", "--seed", "9", "--out"])
+        .arg(dir.path())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Elo (A − B)"), "{text}");
+    let cfg = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    assert!(cfg.contains("agent_a = \"mcts:sims=30,eval=rollout\"") && cfg.contains("seed = 9"), "{cfg}");
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["matches"], 3);
+    let w = results["wins"].as_u64().unwrap() + results["draws"].as_u64().unwrap() + results["losses"].as_u64().unwrap();
+    assert_eq!(w, 3);
+}
+
+#[test]
+fn bad_input_gets_a_clear_error_and_nonzero_exit() {
+    let out = zeroplay().args(["arena", "-a", "mcts:sims=abc", "-n", "1"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("sims must be a non-negative number"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "matches = 3\nthreads = \"many\"\n").unwrap();
+    let out = zeroplay().args(["arena", "--config"]).arg(&bad).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("threads") && err.contains("bad.toml"), "{err}");
+
+    let out = zeroplay().args(["perft", "chess", "2"]).output().unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn play_in_a_terminal_with_scripted_input() {
+    let mut child = zeroplay()
+        .args(["play", "battlenumber", "--agent", "random", "--single", "--seat", "second", "--no-color"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The agent opens at d3; as the second seat we answer next to it, then a nonsense click.
+    child.stdin.take().unwrap().write_all(b"xyz\nquit\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("Agent played: d3 C2r"), "{text}");
+    assert!(text.contains("Not accepted"), "{text}");
+    assert!(text.contains("Bye."), "{text}");
+}
+
+#[test]
+fn help_explains_agents() {
+    let out = zeroplay().arg("--help").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("mcts:sims=800,eval=rollout") && text.contains("arena") && text.contains("perft"));
+}
