@@ -1,0 +1,13 @@
+//! Generates the gRPC code with the `protoc` shipped by `protoc-bin-vendored`: no system
+//! install needed.
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut config = prost_build::Config::new();
+    config.protoc_executable(protoc_bin_vendored::protoc_bin_path()?);
+    tonic_prost_build::configure().compile_with_config(
+        config,
+        &["zeroplay/v1/zeroplay.proto"],
+        &["."],
+    )?;
+    Ok(())
+}
