@@ -37,7 +37,9 @@ fn arena_runs_matches_and_saves_config_and_results() {
     let results: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap()).unwrap();
     assert_eq!(results["matches"], 3);
-    let w = results["wins"].as_u64().unwrap() + results["draws"].as_u64().unwrap() + results["losses"].as_u64().unwrap();
+    let w = results["wins"].as_u64().unwrap()
+        + results["draws"].as_u64().unwrap()
+        + results["losses"].as_u64().unwrap();
     assert_eq!(w, 3);
 }
 

@@ -17,6 +17,7 @@
 //! - [`agent`]: agents (random, MCTS) and the spec strings that name them.
 //! - [`arena`]: side-swapped two-game matches between agents, and Elo statistics.
 //! - [`perft`]: counting complete-turn sequences, to cross-check move generators.
+//! - [`selfplay`]: one self-play game with noise, temperature, playout caps and resignation.
 
 pub mod agent;
 pub mod arena;
@@ -25,6 +26,7 @@ pub mod eval;
 pub mod game;
 pub mod mcts;
 pub mod perft;
+pub mod selfplay;
 
 pub use eval::{Evaluator, Leaf};
 pub use game::{Actor, DecodeError, Game, IllegalAction, Outcome, Seat};

@@ -429,6 +429,20 @@ impl<G: Game> Mcts<G> {
             .collect()
     }
 
+    /// Mixes `noise` (one value per root child, summing to 1) into the root priors:
+    /// `p ← (1 − fraction)·p + fraction·noise`. Used for root Dirichlet noise in self-play.
+    /// Does nothing if the root is not expanded or the lengths differ.
+    pub fn mix_root_priors(&mut self, noise: &[f32], fraction: f32) {
+        let range = self.children(0);
+        if range.len() != noise.len() {
+            return;
+        }
+        for (c, n) in range.zip(noise) {
+            let p = &mut self.nodes[c].prior;
+            *p = (1.0 - fraction) * *p + fraction * n;
+        }
+    }
+
     /// The most visited root action (ties: higher value, then lower prior index).
     pub fn best_action(&self) -> Option<G::Action> {
         let kids = self.root_children();

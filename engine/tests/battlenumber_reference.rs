@@ -5,7 +5,9 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use engine::battlenumber::{Action, BattleNumber, HoleRule, Kind, LeftoverRule, Options, Piece, TriangleRegion};
+use engine::battlenumber::{
+    Action, BattleNumber, HoleRule, Kind, LeftoverRule, Options, Piece, TriangleRegion,
+};
 use engine::game::{Game, Seat};
 use engine::perft::first_turns;
 
@@ -68,7 +70,10 @@ fn placements(s: &BattleNumber, opts: Options) -> BTreeSet<Vec<Action>> {
             if hand[kind as usize] == 0 {
                 continue;
             }
-            if me == Seat::Second && placed[1] == 23 && opts.leftover_rule == LeftoverRule::CheckAtLastPlacement {
+            if me == Seat::Second
+                && placed[1] == 23
+                && opts.leftover_rule == LeftoverRule::CheckAtLastPlacement
+            {
                 let mut left = hand;
                 left[kind as usize] -= 1;
                 if left[Kind::CrossZero as usize] > 0 {
@@ -222,9 +227,15 @@ fn check_games(opts: Options, games: u64) {
         let mut actions = Vec::new();
         while s.outcome().is_none() {
             if s.at_turn_start() {
-                let engine_turns: BTreeSet<Vec<Action>> = first_turns(&s).into_iter().map(|(t, _)| t).collect();
+                let engine_turns: BTreeSet<Vec<Action>> =
+                    first_turns(&s).into_iter().map(|(t, _)| t).collect();
                 let naive = if s.in_placement() { placements(&s, opts) } else { extractions(&s) };
-                assert_eq!(engine_turns, naive, "seed {seed}: turn lists differ\n{}", engine::battlenumber::draw_board(&s, 0, false));
+                assert_eq!(
+                    engine_turns,
+                    naive,
+                    "seed {seed}: turn lists differ\n{}",
+                    engine::battlenumber::draw_board(&s, 0, false)
+                );
                 positions += 1;
             }
             let was_placing = s.in_placement();
@@ -232,7 +243,11 @@ fn check_games(opts: Options, games: u64) {
             let i = rand::RngExt::random_range(&mut rng, 0..actions.len());
             s.play_unchecked(actions[i]);
             if was_placing && !s.in_placement() {
-                assert_eq!(s.placement_score(), region_score(&board_of(&s), opts.triangle_region), "seed {seed}");
+                assert_eq!(
+                    s.placement_score(),
+                    region_score(&board_of(&s), opts.triangle_region),
+                    "seed {seed}"
+                );
                 full_boards += 1;
             }
         }

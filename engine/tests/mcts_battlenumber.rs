@@ -105,7 +105,12 @@ fn random_endgames_mcts_finds_every_forced_win() {
         let mut agent = "mcts:sims=3000,eval=uniform".parse::<AgentSpec>().unwrap().build::<BattleNumber>();
         let after = agent_turn(agent.as_mut(), &s, seed);
         let got = solve(&after) * if mover == Seat::First { 1 } else { -1 };
-        assert_eq!(got, 1, "seed {seed}: MCTS missed the forced win\n{}", engine::battlenumber::draw_board(&s, 0, false));
+        assert_eq!(
+            got,
+            1,
+            "seed {seed}: MCTS missed the forced win\n{}",
+            engine::battlenumber::draw_board(&s, 0, false)
+        );
     }
     eprintln!("{tested} endgames tested (seeds 1..={seed})");
     assert!(tested >= 5, "only {tested} endgames with a forced win found");

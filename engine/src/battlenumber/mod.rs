@@ -844,20 +844,26 @@ impl Game for BattleNumber {
     }
 }
 
-/// Reads an action: a square (`d3`) or a piece (`C2r1`, or `C2` for rotation 0).
+/// Reads an action: a square (`d3`) or a piece (`C2r1`; a bare code such as `C2` is rotation 0).
+///
+/// Squares are written in lower case and piece codes in upper case, which settles the two
+/// texts that could be either: `C2` and `D2` are pieces, `c2` and `d2` are squares. Otherwise
+/// case does not matter (`D3` is the square d3, `c2r0` the piece C2r0).
 ///
 /// # Errors
 /// [`ActionParseError`] naming what was expected.
 pub fn parse_action(text: &str) -> Result<Action, ActionParseError> {
     let t = text.trim();
-    if let Some(sq) = parse_square(t) {
-        return Ok(Action::Square(sq));
-    }
     let err = || ActionParseError {
         text: text.to_string(),
         reason: "expected a square such as d3 or a piece such as C2r1 (S1, D2, C2, T3, X0; r0-r3)".into(),
     };
     let upper = t.to_ascii_uppercase();
+    let is_code = |c: &str| Kind::ALL.iter().any(|k| k.code() == c);
+    let bare_piece = t.len() == 2 && t.as_bytes()[0].is_ascii_uppercase() && is_code(&upper);
+    if !bare_piece && let Some(sq) = parse_square(t) {
+        return Ok(Action::Square(sq));
+    }
     let (code, rot) = match upper.split_once('R') {
         Some((c, r)) => (c, r.parse::<u8>().map_err(|_| err())?),
         None => (upper.as_str(), 0),

@@ -144,42 +144,14 @@ impl BattleNumber {
         }
         let occ = s.occupied();
         let extracting = setup.extracted != [0, 0] || occ == FULL;
+        if !extracting || setup.extracted == [0, 0] {
+            // A board from the placement phase (or the full board it ends with): it must be one
+            // the placement rules can build.
+            check_placement_board(&mut s, &counts, opts)?;
+        }
         if !extracting {
-            let placed = [s.own[0].count_ones() as u8, s.own[1].count_ones() as u8];
-            if !(placed[0] == placed[1] || placed[0] == placed[1] + 1) {
-                return Err(SetupError::PlacementCounts(placed));
-            }
             if setup.extraction_total != [0, 0] || setup.placement_score.is_some_and(|p| p != 0) {
                 return Err(SetupError::Extraction("scores before the board is full"));
-            }
-            s.placed = placed;
-            for seat in 0..2 {
-                for k in 0..5 {
-                    s.hand[seat][k] = PER_KIND - counts[seat][k];
-                }
-            }
-            s.mover = if placed[0] == placed[1] { Seat::First } else { Seat::Second };
-            if occ != 0 {
-                match s.piece(CENTRE) {
-                    Some(Piece { owner: Seat::First, kind: Kind::CornerTwo, .. }) => {}
-                    _ => return Err(SetupError::Board("the centre must hold the first seat's Corner Two")),
-                }
-                if flood(1u64 << CENTRE, occ) != occ {
-                    return Err(SetupError::Board("pieces must form one side-connected group"));
-                }
-            }
-            check_facing_edges(&s)?;
-            if opts.hole_rule == HoleRule::BorderConnected {
-                let empty = FULL & !occ;
-                if flood(BORDER & empty, empty) != empty {
-                    return Err(SetupError::Board("an empty group does not reach the border (a hole)"));
-                }
-            }
-            if opts.leftover_rule == LeftoverRule::CheckAtLastPlacement
-                && placed[1] == PLACEMENTS[1]
-                && s.hand[1][Kind::CrossZero as usize] > 0
-            {
-                return Err(SetupError::Board("the second seat kept a Cross Zero"));
             }
         } else {
             s.placed = PLACEMENTS;
@@ -198,7 +170,6 @@ impl BattleNumber {
                 }
             }
             if ex == [0, 0] {
-                check_facing_edges(&s)?;
                 let computed = s.region_score();
                 if setup.placement_score.is_some_and(|p| p != computed) || setup.extraction_total != [0, 0] {
                     return Err(SetupError::Extraction("scores do not match the full board"));
@@ -210,7 +181,8 @@ impl BattleNumber {
                 ))?;
                 s.extraction_total = setup.extraction_total;
             }
-            if s.placement_score.abs() > 10_000 || s.extraction_total.iter().any(|t| t.abs() > 10_000) {
+            const LIMIT: std::ops::RangeInclusive<i32> = -10_000..=10_000;
+            if !LIMIT.contains(&s.placement_score) || s.extraction_total.iter().any(|t| !LIMIT.contains(t)) {
                 return Err(SetupError::Extraction("score out of range"));
             }
         }
@@ -231,6 +203,53 @@ impl BattleNumber {
             placement_score: (!self.in_placement()).then_some(self.placement_score),
         }
     }
+}
+
+/// Checks a board built by placements: counts in turn order, the centre opening, one connected
+/// group, no facing solid edges, no hole, the leftover rule. Sets placements, hands and mover.
+fn check_placement_board(
+    s: &mut BattleNumber,
+    counts: &[[u8; 5]; 2],
+    opts: Options,
+) -> Result<(), SetupError> {
+    let occ = s.occupied();
+    let placed = [s.own[0].count_ones() as u8, s.own[1].count_ones() as u8];
+    if !(placed[0] == placed[1] || placed[0] == placed[1] + 1)
+        || placed[0] > PLACEMENTS[0]
+        || placed[1] > PLACEMENTS[1]
+    {
+        return Err(SetupError::PlacementCounts(placed));
+    }
+    s.placed = placed;
+    for seat in 0..2 {
+        for k in 0..5 {
+            s.hand[seat][k] = PER_KIND - counts[seat][k];
+        }
+    }
+    s.mover = if placed[0] == placed[1] { Seat::First } else { Seat::Second };
+    if occ != 0 {
+        match s.piece(CENTRE) {
+            Some(Piece { owner: Seat::First, kind: Kind::CornerTwo, .. }) => {}
+            _ => return Err(SetupError::Board("the centre must hold the first seat's Corner Two")),
+        }
+        if flood(1u64 << CENTRE, occ) != occ {
+            return Err(SetupError::Board("pieces must form one side-connected group"));
+        }
+    }
+    check_facing_edges(s)?;
+    if opts.hole_rule == HoleRule::BorderConnected {
+        let empty = FULL & !occ;
+        if flood(BORDER & empty, empty) != empty {
+            return Err(SetupError::Board("an empty group does not reach the border (a hole)"));
+        }
+    }
+    if opts.leftover_rule == LeftoverRule::CheckAtLastPlacement
+        && placed[1] == PLACEMENTS[1]
+        && s.hand[1][Kind::CrossZero as usize] > 0
+    {
+        return Err(SetupError::Board("the second seat kept a Cross Zero"));
+    }
+    Ok(())
 }
 
 fn check_facing_edges(s: &BattleNumber) -> Result<(), SetupError> {

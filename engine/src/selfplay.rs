@@ -1,0 +1,356 @@
+//! Self-play: one game played by MCTS against itself, with the exploration that training data
+//! needs — root Dirichlet noise, a temperature schedule, playout-cap randomisation (KataGo:
+//! only fully searched moves become policy targets) and resignation with a share of games
+//! played out to measure false resignations.
+//!
+//! Everything is deterministic given the seed and the evaluator, so a stored game (which
+//! records its seed) can be replayed exactly.
+
+use rand::RngExt;
+use rand_distr::{Distribution, Gamma};
+use serde::{Deserialize, Serialize};
+
+use crate::Rng;
+use crate::eval::Evaluator;
+use crate::game::{Actor, Game, Outcome, Seat, sample_chance};
+use crate::mcts::{Budget, Mcts, MctsConfig};
+
+/// Self-play settings (the coordinator hands them out with each position).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelfPlaySettings {
+    /// Simulations of a full search (its moves become policy targets).
+    pub full_sims: u32,
+    /// Simulations of a fast search (playout-cap randomisation); 0: every search is full.
+    pub fast_sims: u32,
+    /// Probability that a move gets a full search.
+    pub full_search_probability: f32,
+    /// Root Dirichlet noise concentration; 0 disables noise.
+    pub dirichlet_alpha: f32,
+    /// Share of the root prior replaced by noise (full searches only).
+    pub dirichlet_fraction: f32,
+    /// `(until_ply, temperature)` steps: moves at plies below `until_ply` are sampled from
+    /// visits^(1/T); after the last step the most visited move is played.
+    pub temperature: Vec<(u32, f32)>,
+    /// Resign when the mover's root value stays below this for `resign_consecutive` of their
+    /// turns; ≤ −1 disables resignation.
+    pub resign_threshold: f32,
+    /// Consecutive turns below the threshold before resigning.
+    pub resign_consecutive: u32,
+    /// Share of games in which resignation is only noted and the game is played out.
+    pub resign_playthrough_fraction: f32,
+    /// PUCT exploration constant.
+    pub c_puct: f32,
+}
+
+impl Default for SelfPlaySettings {
+    fn default() -> Self {
+        SelfPlaySettings {
+            full_sims: 400,
+            fast_sims: 100,
+            full_search_probability: 0.25,
+            dirichlet_alpha: 0.3,
+            dirichlet_fraction: 0.25,
+            temperature: vec![(20, 1.0), (60, 0.5)],
+            resign_threshold: -0.95,
+            resign_consecutive: 3,
+            resign_playthrough_fraction: 0.1,
+            c_puct: 1.5,
+        }
+    }
+}
+
+/// Settings that cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("self-play settings: {0}")]
+pub struct SettingsError(pub String);
+
+impl SelfPlaySettings {
+    /// Checks ranges.
+    ///
+    /// # Errors
+    /// [`SettingsError`] naming the bad field.
+    pub fn validate(&self) -> Result<(), SettingsError> {
+        let unit = |x: f32, name: &str| {
+            if (0.0..=1.0).contains(&x) {
+                Ok(())
+            } else {
+                Err(SettingsError(format!("{name} must be in [0, 1], got {x}")))
+            }
+        };
+        if self.full_sims == 0 || self.full_sims > 1_000_000 {
+            return Err(SettingsError(format!("full_sims must be in 1..=1000000, got {}", self.full_sims)));
+        }
+        if self.fast_sims > self.full_sims {
+            return Err(SettingsError("fast_sims must not exceed full_sims".into()));
+        }
+        unit(self.full_search_probability, "full_search_probability")?;
+        unit(self.dirichlet_fraction, "dirichlet_fraction")?;
+        unit(self.resign_playthrough_fraction, "resign_playthrough_fraction")?;
+        if !(self.dirichlet_alpha.is_finite() && self.dirichlet_alpha >= 0.0 && self.dirichlet_alpha <= 100.0)
+        {
+            return Err(SettingsError(format!(
+                "dirichlet_alpha must be in [0, 100], got {}",
+                self.dirichlet_alpha
+            )));
+        }
+        if !(self.c_puct.is_finite() && self.c_puct > 0.0 && self.c_puct <= 100.0) {
+            return Err(SettingsError(format!("c_puct must be in (0, 100], got {}", self.c_puct)));
+        }
+        if !self.resign_threshold.is_finite() || self.resign_threshold > 1.0 {
+            return Err(SettingsError("resign_threshold must be a number ≤ 1".into()));
+        }
+        if self.temperature.len() > 64
+            || self.temperature.iter().any(|&(_, t)| !(t.is_finite() && t > 0.0 && t <= 100.0))
+        {
+            return Err(SettingsError("temperature steps: at most 64, each T in (0, 100]".into()));
+        }
+        Ok(())
+    }
+
+    fn temperature_at(&self, ply: u32) -> Option<f32> {
+        self.temperature.iter().find(|(until, _)| ply < *until).map(|&(_, t)| t)
+    }
+}
+
+/// One action of a self-play game, with its search statistics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MoveStats<A> {
+    /// The action played.
+    pub action: A,
+    /// True for a chance outcome.
+    pub chance: bool,
+    /// Root visits per legal action (empty for chance outcomes and forced moves).
+    pub visits: Vec<(A, u32)>,
+    /// Root value from the mover's view.
+    pub root_value: f32,
+    /// Whether this move had a full search (a policy target).
+    pub full_search: bool,
+}
+
+/// A finished self-play game.
+#[derive(Clone, Debug)]
+pub struct SelfPlayGame<G: Game> {
+    /// The start position.
+    pub start: G,
+    /// Every action in order.
+    pub moves: Vec<MoveStats<G::Action>>,
+    /// The result: the game's own, or a decisive loss for the seat that resigned.
+    pub outcome: Outcome,
+    /// The seat that resigned, if one did.
+    pub resigned: Option<Seat>,
+    /// Resignation would have happened but this game was played out.
+    pub would_have_resigned: bool,
+}
+
+/// Mixes Dirichlet(α) noise into the root priors.
+fn root_noise<G: Game>(tree: &mut Mcts<G>, alpha: f32, fraction: f32, rng: &mut Rng) {
+    let n = tree.root_children().len();
+    if n < 2 || alpha <= 0.0 || fraction <= 0.0 {
+        return;
+    }
+    let Ok(gamma) = Gamma::new(alpha, 1.0) else { return };
+    let mut noise: Vec<f32> = (0..n).map(|_| gamma.sample(rng)).collect();
+    let sum: f32 = noise.iter().sum();
+    if sum <= 0.0 || !sum.is_finite() {
+        return;
+    }
+    noise.iter_mut().for_each(|x| *x /= sum);
+    tree.mix_root_priors(&noise, fraction);
+}
+
+/// Plays one self-play game from `start`.
+///
+/// # Panics
+/// If `start` is a finished game.
+pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
+    start: &G,
+    settings: &SelfPlaySettings,
+    evaluator: &E,
+    seed: u64,
+) -> SelfPlayGame<G> {
+    assert!(start.outcome().is_none(), "self-play from a finished game");
+    let mut rng = crate::rng_from_seed(seed);
+    let config = MctsConfig { c_puct: settings.c_puct, ..MctsConfig::default() };
+    let mut tree = Mcts::new(start.clone(), config);
+    let mut state = start.clone();
+    let mut moves = Vec::new();
+    let mut chances = Vec::new();
+    let mut legal = Vec::new();
+    let playthrough = rng.random::<f32>() < settings.resign_playthrough_fraction;
+    let mut low_streak = [0u32; 2];
+    let mut would_have_resigned = false;
+    let mut ply = 0u32;
+    while state.outcome().is_none() {
+        let mover = match state.to_move() {
+            Actor::Chance => {
+                let a = sample_chance(&state, &mut chances, &mut rng);
+                tree.advance(a);
+                state.play_unchecked(a);
+                moves.push(MoveStats {
+                    action: a,
+                    chance: true,
+                    visits: vec![],
+                    root_value: 0.0,
+                    full_search: false,
+                });
+                ply += 1;
+                continue;
+            }
+            Actor::Player(s) => s,
+        };
+        state.legal_actions(&mut legal);
+        if legal.len() == 1 {
+            let a = legal[0];
+            tree.advance(a);
+            state.play_unchecked(a);
+            moves.push(MoveStats {
+                action: a,
+                chance: false,
+                visits: vec![],
+                root_value: 0.0,
+                full_search: false,
+            });
+            ply += 1;
+            continue;
+        }
+        let full = settings.fast_sims == 0 || rng.random::<f32>() < settings.full_search_probability;
+        let target = if full { settings.full_sims } else { settings.fast_sims.max(1) };
+        if tree.root_visits() == 0 {
+            tree.search(evaluator, Budget::sims(1), &mut rng, &mut |_| {});
+        }
+        if full {
+            root_noise(&mut tree, settings.dirichlet_alpha, settings.dirichlet_fraction, &mut rng);
+        }
+        let have = tree.root_visits();
+        if have < target {
+            tree.search(evaluator, Budget::sims((target - have) as u64), &mut rng, &mut |_| {});
+        }
+        let value = tree.root_value();
+        let children = tree.root_children();
+        // Resignation is judged at turn starts only, from the mover's view.
+        if state.at_turn_start() && settings.resign_threshold > -1.0 {
+            let streak = &mut low_streak[mover.index()];
+            *streak = if value < settings.resign_threshold { *streak + 1 } else { 0 };
+            if *streak >= settings.resign_consecutive.max(1) {
+                if playthrough {
+                    would_have_resigned = true;
+                } else {
+                    let scores = state.outcome().map_or([0, 0], |o| o.scores);
+                    return SelfPlayGame {
+                        start: start.clone(),
+                        moves,
+                        outcome: Outcome::decisive(mover.other(), scores),
+                        resigned: Some(mover),
+                        would_have_resigned: false,
+                    };
+                }
+            }
+        }
+        let a = match settings.temperature_at(ply) {
+            Some(t) => {
+                let weights: Vec<f64> =
+                    children.iter().map(|c| (c.visits as f64).powf(1.0 / t as f64)).collect();
+                let total: f64 = weights.iter().sum();
+                if total > 0.0 {
+                    let mut x = rng.random::<f64>() * total;
+                    let mut pick = children[children.len() - 1].action;
+                    for (c, w) in children.iter().zip(&weights) {
+                        if x < *w {
+                            pick = c.action;
+                            break;
+                        }
+                        x -= w;
+                    }
+                    pick
+                } else {
+                    tree.best_action().expect("searched root has children")
+                }
+            }
+            None => tree.best_action().expect("searched root has children"),
+        };
+        moves.push(MoveStats {
+            action: a,
+            chance: false,
+            visits: children.iter().map(|c| (c.action, c.visits)).collect(),
+            root_value: value,
+            full_search: full,
+        });
+        tree.advance(a);
+        state.play_unchecked(a);
+        ply += 1;
+    }
+    SelfPlayGame {
+        start: start.clone(),
+        moves,
+        outcome: state.outcome().expect("loop ends at the end"),
+        resigned: None,
+        would_have_resigned,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::battlenumber::{BattleNumber, Options};
+    use crate::eval::Rollout;
+
+    fn fast() -> SelfPlaySettings {
+        SelfPlaySettings { full_sims: 40, fast_sims: 10, ..SelfPlaySettings::default() }
+    }
+
+    #[test]
+    fn games_replay_and_are_deterministic() {
+        let start = BattleNumber::new_game(&Options::default());
+        let a = play_game(&start, &fast(), &Rollout::default(), 5);
+        let b = play_game(&start, &fast(), &Rollout::default(), 5);
+        assert_eq!(a.moves, b.moves);
+        let mut s = start.clone();
+        for m in &a.moves {
+            s.play(m.action).unwrap();
+            let total: u32 = m.visits.iter().map(|v| v.1).sum();
+            assert!(m.visits.is_empty() || total > 0);
+        }
+        if a.resigned.is_none() {
+            assert_eq!(s.outcome(), Some(a.outcome));
+        }
+        assert!(
+            a.moves.iter().any(|m| m.full_search)
+                && a.moves.iter().any(|m| !m.full_search && !m.visits.is_empty())
+        );
+    }
+
+    #[test]
+    fn resignation_and_playthrough() {
+        let start = BattleNumber::new_game(&Options::default());
+        // A threshold of 1.0 makes every searched turn "losing". The first seat's opening turn
+        // is searched only mid-turn (d3 is forced), so the second seat reaches two judged
+        // turns first and resigns.
+        let s = SelfPlaySettings {
+            resign_threshold: 1.0,
+            resign_consecutive: 2,
+            resign_playthrough_fraction: 0.0,
+            ..fast()
+        };
+        let g = play_game(&start, &s, &Rollout::default(), 1);
+        assert_eq!(g.resigned, Some(Seat::Second));
+        assert_eq!(g.outcome.decisive, Some(Seat::First));
+        let s = SelfPlaySettings { resign_playthrough_fraction: 1.0, ..s };
+        let g = play_game(&start, &s, &Rollout::default(), 1);
+        assert!(g.resigned.is_none() && g.would_have_resigned);
+    }
+
+    #[test]
+    fn bad_settings_are_refused() {
+        assert!(SelfPlaySettings::default().validate().is_ok());
+        for bad in [
+            SelfPlaySettings { full_sims: 0, ..fast() },
+            SelfPlaySettings { fast_sims: 100, full_sims: 10, ..fast() },
+            SelfPlaySettings { dirichlet_fraction: 1.5, ..fast() },
+            SelfPlaySettings { temperature: vec![(10, 0.0)], ..fast() },
+            SelfPlaySettings { c_puct: f32::NAN, ..fast() },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+}
