@@ -43,6 +43,83 @@ pub enum Command {
     ///
     /// Example: zeroplay play battlenumber --agent mcts:time=1s,eval=rollout
     Play(PlayArgs),
+    /// Run the whole self-play loop on this machine: a coordinator and a worker in one
+    /// process, data under runs/<name>/, with live progress.
+    ///
+    /// Example: zeroplay local --game battlenumber --games 200
+    Local(LocalArgs),
+    /// Run the coordinator (gRPC): leases positions, validates and stores games as Parquet.
+    ///
+    /// Example: zeroplay coordinator --config configs/coordinator.toml
+    Coordinator(CoordinatorArgs),
+    /// Run a self-play worker against a coordinator.
+    ///
+    /// Example: zeroplay worker --coordinator http://10.0.0.5:50051 --token $ZEROPLAY_WORKER_TOKEN
+    Worker(WorkerArgs),
+}
+
+/// `zeroplay local`.
+#[derive(Debug, Args)]
+pub struct LocalArgs {
+    /// Coordinator configuration (TOML) to start from; see configs/coordinator.toml. Its
+    /// listen address, data directory and tokens are replaced by local ones.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// The game to play.
+    #[arg(short, long, value_enum, default_value = "battlenumber")]
+    pub game: GameName,
+    /// Run name: data goes to runs/<name>/.
+    #[arg(long, default_value = "local")]
+    pub name: String,
+    /// Stop after this many games are stored (default: run until Ctrl-C).
+    #[arg(long)]
+    pub games: Option<u64>,
+    /// Games played at once (0: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub slots: usize,
+    /// Simulations per full search (overrides the config).
+    #[arg(long)]
+    pub sims: Option<u32>,
+}
+
+/// `zeroplay coordinator`.
+#[derive(Debug, Args)]
+pub struct CoordinatorArgs {
+    /// Configuration file (TOML); see configs/coordinator.toml.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Address to listen on (overrides the config), e.g. 0.0.0.0:50051.
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Run directory (overrides the config).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+/// `zeroplay worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Configuration file (TOML); see configs/worker.toml.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Coordinator URL (overrides the config), e.g. http://127.0.0.1:50051.
+    #[arg(long)]
+    pub coordinator: Option<String>,
+    /// Worker token (overrides the config; or set ZEROPLAY_WORKER_TOKEN).
+    #[arg(long, env = "ZEROPLAY_WORKER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Games played at once (0: one per core).
+    #[arg(long)]
+    pub slots: Option<usize>,
+    /// Spool directory for games not yet acknowledged.
+    #[arg(long)]
+    pub spool: Option<PathBuf>,
+    /// Name shown in the coordinator's logs.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Stop after this many games are acknowledged.
+    #[arg(long)]
+    pub max_games: Option<u64>,
 }
 
 /// Games zeroplay knows.

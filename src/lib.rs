@@ -10,4 +10,5 @@ pub mod commands;
 pub mod config;
 pub mod logging;
 pub mod perft_cmd;
+pub mod pipeline_cmd;
 pub mod play_cmd;

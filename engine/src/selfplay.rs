@@ -169,6 +169,21 @@ pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
     evaluator: &E,
     seed: u64,
 ) -> SelfPlayGame<G> {
+    play_game_until(start, settings, evaluator, seed, &|| false).expect("never stopped")
+}
+
+/// Plays one self-play game from `start`, checking `stop` before every action; returns `None`
+/// if it was stopped (a worker shutting down abandons its games this way).
+///
+/// # Panics
+/// If `start` is a finished game.
+pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
+    start: &G,
+    settings: &SelfPlaySettings,
+    evaluator: &E,
+    seed: u64,
+    stop: &dyn Fn() -> bool,
+) -> Option<SelfPlayGame<G>> {
     assert!(start.outcome().is_none(), "self-play from a finished game");
     let mut rng = crate::rng_from_seed(seed);
     let config = MctsConfig { c_puct: settings.c_puct, ..MctsConfig::default() };
@@ -182,6 +197,9 @@ pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
     let mut would_have_resigned = false;
     let mut ply = 0u32;
     while state.outcome().is_none() {
+        if stop() {
+            return None;
+        }
         let mover = match state.to_move() {
             Actor::Chance => {
                 let a = sample_chance(&state, &mut chances, &mut rng);
@@ -237,13 +255,13 @@ pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
                     would_have_resigned = true;
                 } else {
                     let scores = state.outcome().map_or([0, 0], |o| o.scores);
-                    return SelfPlayGame {
+                    return Some(SelfPlayGame {
                         start: start.clone(),
                         moves,
                         outcome: Outcome::decisive(mover.other(), scores),
                         resigned: Some(mover),
                         would_have_resigned: false,
-                    };
+                    });
                 }
             }
         }
@@ -280,13 +298,13 @@ pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
         state.play_unchecked(a);
         ply += 1;
     }
-    SelfPlayGame {
+    Some(SelfPlayGame {
         start: start.clone(),
         moves,
         outcome: state.outcome().expect("loop ends at the end"),
         resigned: None,
         would_have_resigned,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -338,6 +356,17 @@ mod tests {
         let s = SelfPlaySettings { resign_playthrough_fraction: 1.0, ..s };
         let g = play_game(&start, &s, &Rollout::default(), 1);
         assert!(g.resigned.is_none() && g.would_have_resigned);
+    }
+
+    #[test]
+    fn a_stopped_game_returns_none() {
+        let start = BattleNumber::new_game(&Options::default());
+        let calls = std::cell::Cell::new(0);
+        let stop = || {
+            calls.set(calls.get() + 1);
+            calls.get() > 5
+        };
+        assert!(play_game_until(&start, &fast(), &Rollout::default(), 1, &stop).is_none());
     }
 
     #[test]

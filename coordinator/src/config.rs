@@ -1,0 +1,261 @@
+//! Coordinator configuration (see `configs/coordinator.toml` for a commented example).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use engine::selfplay::SelfPlaySettings;
+use serde::{Deserialize, Serialize};
+
+use crate::games::{GameKind, GameOptions};
+
+/// The coordinator's configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CoordinatorConfig {
+    /// Address to listen on (`host:port`; port 0 picks a free one).
+    pub listen: String,
+    /// Run directory: the database, `games/` (Parquet files) and the resolved config.
+    pub data_dir: PathBuf,
+    /// Base seed for position generation and game seeds.
+    pub seed: u64,
+    /// Bearer tokens per role.
+    pub auth: AuthConfig,
+    /// Lease timing.
+    pub leases: LeaseConfig,
+    /// Limits on submissions.
+    pub limits: LimitsConfig,
+    /// Parquet file rotation.
+    pub parquet: ParquetConfig,
+    /// Optional TLS.
+    pub tls: Option<TlsConfig>,
+    /// Per-game self-play settings and position sources, keyed by game kind name.
+    pub games: BTreeMap<String, GameConfig>,
+}
+
+/// Bearer tokens. Each must be at least 16 characters; the three must differ.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Token of worker nodes.
+    pub worker_token: String,
+    /// Token of trainers.
+    pub trainer_token: String,
+    /// Token of administrators.
+    pub admin_token: String,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            worker_token: "change-me-worker-token".into(),
+            trainer_token: "change-me-trainer-token".into(),
+            admin_token: "change-me-admin-token".into(),
+        }
+    }
+}
+
+/// Lease timing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LeaseConfig {
+    /// A lease not renewed within this many milliseconds is handed out again.
+    pub ttl_ms: u64,
+    /// Workers send a heartbeat this often (milliseconds).
+    pub heartbeat_interval_ms: u64,
+    /// Most leases one request may take.
+    pub max_per_request: u32,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        LeaseConfig { ttl_ms: 30_000, heartbeat_interval_ms: 5_000, max_per_request: 64 }
+    }
+}
+
+/// Limits on submitted games.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Largest gRPC message accepted, in bytes.
+    pub max_message_bytes: usize,
+    /// Most moves (actions) in one game.
+    pub max_moves: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig { max_message_bytes: 4 * 1024 * 1024, max_moves: 4096 }
+    }
+}
+
+/// When to close a Parquet file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ParquetConfig {
+    /// Write a file once this many positions are staged.
+    pub rotate_positions: u64,
+    /// Or once the oldest staged game is this many seconds old.
+    pub rotate_seconds: u64,
+}
+
+impl Default for ParquetConfig {
+    fn default() -> Self {
+        ParquetConfig { rotate_positions: 50_000, rotate_seconds: 60 }
+    }
+}
+
+/// TLS certificate and key (PEM files).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// Certificate chain, PEM.
+    pub cert: PathBuf,
+    /// Private key, PEM.
+    pub key: PathBuf,
+}
+
+/// One game's self-play configuration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GameConfig {
+    /// Share of leases for this game, relative to the other games.
+    pub weight: f64,
+    /// Rule options.
+    pub options: GameOptions,
+    /// Search and self-play settings handed out with each position.
+    pub settings: SelfPlaySettings,
+    /// Leaf evaluator without a model: "rollout" or "uniform".
+    pub evaluator: String,
+    /// Where start positions come from.
+    pub sources: SourcesConfig,
+}
+
+impl Default for GameConfig {
+    fn default() -> Self {
+        GameConfig {
+            weight: 1.0,
+            options: GameOptions::default(),
+            settings: SelfPlaySettings::default(),
+            evaluator: "rollout".into(),
+            sources: SourcesConfig::default(),
+        }
+    }
+}
+
+/// Relative weights of the position sources.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SourcesConfig {
+    /// The initial position.
+    pub initial: f64,
+    /// The initial position plus random plies.
+    pub random_opening: f64,
+    /// Fewest random plies.
+    pub random_opening_min_plies: u32,
+    /// Most random plies.
+    pub random_opening_max_plies: u32,
+    /// A position from an earlier game.
+    pub fork: f64,
+    /// A position from `user_file`.
+    pub user_file_weight: f64,
+    /// JSON lines, one position each: `{"game": "battlenumber", "state_hex": "<Game::encode bytes in hex>"}`.
+    pub user_file: Option<PathBuf>,
+}
+
+impl Default for SourcesConfig {
+    fn default() -> Self {
+        SourcesConfig {
+            initial: 1.0,
+            random_opening: 1.0,
+            random_opening_min_plies: 2,
+            random_opening_max_plies: 16,
+            fork: 0.5,
+            user_file_weight: 0.0,
+            user_file: None,
+        }
+    }
+}
+
+impl Default for CoordinatorConfig {
+    fn default() -> Self {
+        let mut games = BTreeMap::new();
+        games.insert("battlenumber".to_string(), GameConfig::default());
+        CoordinatorConfig {
+            listen: "127.0.0.1:50051".into(),
+            data_dir: PathBuf::from("runs/default"),
+            seed: 1,
+            auth: AuthConfig::default(),
+            leases: LeaseConfig::default(),
+            limits: LimitsConfig::default(),
+            parquet: ParquetConfig::default(),
+            tls: None,
+            games,
+        }
+    }
+}
+
+/// A configuration that cannot run.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("coordinator config: {0}")]
+pub struct ConfigError(pub String);
+
+impl CoordinatorConfig {
+    /// Checks every value the types do not.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the bad value.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |m: String| Err(ConfigError(m));
+        let a = &self.auth;
+        for (name, t) in [("worker_token", &a.worker_token), ("trainer_token", &a.trainer_token), ("admin_token", &a.admin_token)] {
+            if t.len() < 16 {
+                return bad(format!("auth.{name} must be at least 16 characters"));
+            }
+        }
+        if a.worker_token == a.trainer_token || a.worker_token == a.admin_token || a.trainer_token == a.admin_token {
+            return bad("auth tokens must differ between roles".into());
+        }
+        if self.leases.ttl_ms < 100 || self.leases.heartbeat_interval_ms == 0 || self.leases.heartbeat_interval_ms >= self.leases.ttl_ms {
+            return bad("leases: need ttl_ms >= 100 and 0 < heartbeat_interval_ms < ttl_ms".into());
+        }
+        if self.leases.max_per_request == 0 || self.leases.max_per_request > 4096 {
+            return bad("leases.max_per_request must be in 1..=4096".into());
+        }
+        if self.limits.max_message_bytes < 1024 || self.limits.max_moves == 0 {
+            return bad("limits: max_message_bytes >= 1024 and max_moves >= 1".into());
+        }
+        if self.parquet.rotate_positions == 0 || self.parquet.rotate_seconds == 0 {
+            return bad("parquet: rotate_positions and rotate_seconds must be positive".into());
+        }
+        if self.games.is_empty() {
+            return bad("at least one game under [games]".into());
+        }
+        for (name, g) in &self.games {
+            if GameKind::from_name(name).is_none() {
+                return bad(format!("games.{name}: unknown game (known: battlenumber)"));
+            }
+            g.settings.validate().map_err(|e| ConfigError(format!("games.{name}: {e}")))?;
+            if !matches!(g.evaluator.as_str(), "rollout" | "uniform") {
+                return bad(format!("games.{name}.evaluator must be \"rollout\" or \"uniform\""));
+            }
+            let s = &g.sources;
+            let weights = [g.weight, s.initial, s.random_opening, s.fork, s.user_file_weight];
+            if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
+                return bad(format!("games.{name}: weights must be non-negative numbers"));
+            }
+            if s.initial + s.random_opening + s.fork + s.user_file_weight <= 0.0 {
+                return bad(format!("games.{name}.sources: some weight must be positive"));
+            }
+            if s.random_opening_min_plies > s.random_opening_max_plies {
+                return bad(format!("games.{name}.sources: random_opening_min_plies > max"));
+            }
+            if s.user_file_weight > 0.0 && s.user_file.is_none() {
+                return bad(format!("games.{name}.sources: user_file_weight > 0 needs user_file"));
+            }
+        }
+        if self.games.values().map(|g| g.weight).sum::<f64>() <= 0.0 {
+            return bad("some game must have a positive weight".into());
+        }
+        Ok(())
+    }
+}

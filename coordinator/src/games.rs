@@ -1,0 +1,272 @@
+//! Everything the coordinator does per game kind, behind one small enum: start positions and
+//! replay validation of submitted games into Parquet rows. The rules are the engine's; nothing
+//! here decides legality itself.
+
+use engine::battlenumber::BattleNumber;
+use engine::game::{Actor, Game, Outcome, Seat};
+use rand::RngExt;
+use zeroplay_proto::v1 as pb;
+
+use crate::rows::PositionRow;
+
+/// Game kinds the coordinator serves.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GameKind {
+    /// Battle Number.
+    BattleNumber,
+}
+
+impl GameKind {
+    /// Every kind.
+    pub const ALL: [GameKind; 1] = [GameKind::BattleNumber];
+
+    /// The engine's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GameKind::BattleNumber => BattleNumber::NAME,
+        }
+    }
+
+    /// Looks a kind up by name.
+    pub fn from_name(name: &str) -> Option<GameKind> {
+        GameKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// State encoding version.
+    pub fn encoding_version(self) -> u32 {
+        match self {
+            GameKind::BattleNumber => BattleNumber::STATE_VERSION as u32,
+        }
+    }
+}
+
+/// Why a submitted game was refused. Every variant names the problem for the worker's log.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    /// A field is missing or malformed.
+    #[error("malformed game: {0}")]
+    Malformed(String),
+    /// The game breaks the rules at a move.
+    #[error("illegal game at ply {ply}: {reason}")]
+    Illegal {
+        /// The ply (index into `moves`).
+        ply: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The game is larger than the configured limits.
+    #[error("oversized game: {0}")]
+    Oversized(String),
+}
+
+/// Limits on a submitted game.
+#[derive(Copy, Clone, Debug)]
+pub struct Limits {
+    /// Most moves (actions) in one game.
+    pub max_moves: usize,
+    /// Most visit entries on one move.
+    pub max_visit_entries: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_moves: 4096, max_visit_entries: 4096 }
+    }
+}
+
+fn malformed(m: impl Into<String>) -> ValidationError {
+    ValidationError::Malformed(m.into())
+}
+
+/// Checks a game id: 32 lowercase hex digits.
+pub fn valid_game_id(id: &str) -> bool {
+    id.len() == 32 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// Replays `game` with the engine and returns its Parquet rows (one per position).
+///
+/// # Errors
+/// [`ValidationError`] for a malformed, illegal or oversized game.
+pub fn validate(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<PositionRow>, ValidationError> {
+    if !valid_game_id(&game.game_id) {
+        return Err(malformed("game_id must be 32 lowercase hex digits"));
+    }
+    let kind = GameKind::from_name(&game.game_kind)
+        .ok_or_else(|| malformed(format!("unknown game kind {:?}", game.game_kind)))?;
+    if game.engine_version.is_empty() || game.engine_version.len() > 64 {
+        return Err(malformed("engine_version must be 1 to 64 characters"));
+    }
+    if game.moves.len() > limits.max_moves {
+        return Err(ValidationError::Oversized(format!("{} moves (limit {})", game.moves.len(), limits.max_moves)));
+    }
+    if game.encoding_version != kind.encoding_version() {
+        return Err(malformed(format!(
+            "encoding version {} does not match this coordinator's {} version {}",
+            game.encoding_version,
+            kind.name(),
+            kind.encoding_version()
+        )));
+    }
+    match kind {
+        GameKind::BattleNumber => replay::<BattleNumber>(game, limits),
+    }
+}
+
+fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<PositionRow>, ValidationError> {
+    let start = G::decode(&game.start_state).map_err(|e| malformed(format!("start_state: {e}")))?;
+    if start.outcome().is_some() {
+        return Err(malformed("start_state is a finished game"));
+    }
+    let mut state = start;
+    let mut rows = Vec::with_capacity(game.moves.len());
+    let mut bytes = Vec::new();
+    for (ply, m) in game.moves.iter().enumerate() {
+        let illegal = |reason: String| ValidationError::Illegal { ply, reason };
+        if state.outcome().is_some() {
+            return Err(illegal("a move after the end of the game".into()));
+        }
+        let actor = state.to_move();
+        if m.chance != (actor == Actor::Chance) {
+            return Err(illegal(format!("chance flag {} but the actor is {actor:?}", m.chance)));
+        }
+        if m.action.len() > 64 {
+            return Err(malformed(format!("ply {ply}: action text too long")));
+        }
+        let action = state.parse_action(&m.action).map_err(|e| illegal(e.to_string()))?;
+        if m.visits.len() > limits.max_visit_entries {
+            return Err(ValidationError::Oversized(format!("ply {ply}: {} visit entries", m.visits.len())));
+        }
+        if !m.root_value.is_finite() || m.root_value.abs() > 1.0 {
+            return Err(illegal(format!("root value {} outside [-1, 1]", m.root_value)));
+        }
+        let mut visit_actions = Vec::with_capacity(m.visits.len());
+        let mut visit_counts = Vec::with_capacity(m.visits.len());
+        let mut seen = std::collections::HashSet::new();
+        for v in &m.visits {
+            let a = state.parse_action(&v.action).map_err(|e| illegal(format!("visits: {e}")))?;
+            if !state.is_legal(a) {
+                return Err(illegal(format!("visits name {} which is not legal here", v.action)));
+            }
+            if !seen.insert(a) {
+                return Err(illegal(format!("visits list {} twice", v.action)));
+            }
+            visit_actions.push(a.to_string());
+            visit_counts.push(v.visits);
+        }
+        bytes.clear();
+        state.encode(&mut bytes);
+        state.play(action).map_err(|e| illegal(e.to_string()))?;
+        rows.push(PositionRow {
+            game_id: game.game_id.clone(),
+            game_kind: G::NAME,
+            seed: game.seed,
+            engine_version: game.engine_version.clone(),
+            encoding_version: G::STATE_VERSION as u32,
+            model_version: m.model_version,
+            ply: ply as u32,
+            actor: match actor {
+                Actor::Player(s) => s.index() as u8,
+                Actor::Chance => 2,
+            },
+            state: bytes.clone(),
+            action: action.to_string(),
+            visit_actions,
+            visit_counts,
+            root_value: m.root_value,
+            full_search: m.full_search,
+            // Filled in below, once the result is known.
+            result: 0,
+            score: 0,
+            decisive: false,
+            resigned: game.resigned,
+        });
+    }
+    let outcome: Outcome = if game.resigned {
+        let seat = Seat::from_index(game.resigned_seat as usize).ok_or_else(|| malformed("resigned_seat must be 0 or 1"))?;
+        if state.outcome().is_some() {
+            return Err(malformed("resigned after the game had ended"));
+        }
+        Outcome::decisive(seat.other(), [0, 0])
+    } else {
+        state.outcome().ok_or_else(|| malformed("the game is not finished and nobody resigned"))?
+    };
+    for row in &mut rows {
+        let seat = Seat::from_index(row.actor as usize).unwrap_or(Seat::First);
+        row.result = match outcome.winner() {
+            Some(w) if w == seat => 1,
+            Some(_) => -1,
+            None => 0,
+        };
+        row.score = outcome.difference(seat);
+        row.decisive = outcome.decisive.is_some();
+    }
+    Ok(rows)
+}
+
+/// The game's initial position, encoded.
+pub fn initial_state(kind: GameKind, opts: &GameOptions) -> Vec<u8> {
+    match kind {
+        GameKind::BattleNumber => engine::game::to_bytes(&BattleNumber::new_game(&opts.battlenumber)),
+    }
+}
+
+/// The initial position after `plies` uniformly random actions (fewer if the game would end),
+/// encoded; always a position at a turn start that is not finished.
+pub fn random_opening(kind: GameKind, opts: &GameOptions, plies: u32, seed: u64) -> Vec<u8> {
+    match kind {
+        GameKind::BattleNumber => random_opening_of(BattleNumber::new_game(&opts.battlenumber), plies, seed),
+    }
+}
+
+fn random_opening_of<G: Game>(start: G, plies: u32, seed: u64) -> Vec<u8> {
+    let mut rng = engine::rng_from_seed(seed);
+    let mut state = start.clone();
+    let mut last_good = start;
+    let mut actions = Vec::new();
+    for _ in 0..plies {
+        state.legal_actions(&mut actions);
+        if actions.is_empty() {
+            break;
+        }
+        let a = match state.to_move() {
+            Actor::Chance => engine::game::sample_chance(&state, &mut Vec::new(), &mut rng),
+            Actor::Player(_) => actions[rng.random_range(0..actions.len())],
+        };
+        state.play_unchecked(a);
+        if state.outcome().is_some() {
+            break;
+        }
+        if state.at_turn_start() {
+            last_good = state.clone();
+        }
+    }
+    engine::game::to_bytes(&last_good)
+}
+
+/// Checks that `bytes` is a playable position of `kind` (used for the user's positions file).
+///
+/// # Errors
+/// A description of why not.
+pub fn check_position(kind: GameKind, bytes: &[u8]) -> Result<(), String> {
+    fn check<G: Game>(bytes: &[u8]) -> Result<(), String> {
+        let s = G::decode(bytes).map_err(|e| e.to_string())?;
+        if s.outcome().is_some() {
+            return Err("the position is a finished game".into());
+        }
+        if !s.at_turn_start() {
+            return Err("the position is in the middle of a turn".into());
+        }
+        Ok(())
+    }
+    match kind {
+        GameKind::BattleNumber => check::<BattleNumber>(bytes),
+    }
+}
+
+/// Game options per kind (every [decision] of the rules).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GameOptions {
+    /// Battle Number's options.
+    pub battlenumber: engine::battlenumber::Options,
+}

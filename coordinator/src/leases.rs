@@ -1,0 +1,334 @@
+//! Start positions and their leases.
+//!
+//! [`Sources`] draws a start position per lease from the configured mix (initial position,
+//! random opening, fork of an earlier game, the user's positions file). [`Leases`] tracks who
+//! plays what: a lease not renewed by a heartbeat within the TTL, or released by its worker,
+//! goes back in a queue and is handed out again before any new position.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rand::RngExt;
+use zeroplay_proto::v1::PositionSource;
+
+use crate::config::{CoordinatorConfig, GameConfig};
+use crate::games::{self, GameKind};
+use crate::store::LeaseRow;
+
+const FORK_RESERVOIR: usize = 4096;
+
+/// SplitMix64: derives independent seeds from a base seed and an index.
+pub fn derive_seed(base: u64, i: u64) -> u64 {
+    let mut z = base.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A positions file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("positions file {path}: line {line}: {reason}")]
+pub struct PositionsFileError {
+    /// The file.
+    pub path: String,
+    /// 1-based line number (0: the file itself).
+    pub line: usize,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// Reads a positions file: JSON lines `{"game": "...", "state_hex": "..."}`; blank lines and
+/// lines starting with `#` are skipped. Every position is checked with the engine.
+///
+/// # Errors
+/// [`PositionsFileError`] naming the first bad line.
+pub fn read_positions_file(path: &Path, kind: GameKind) -> Result<Vec<Vec<u8>>, PositionsFileError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Line {
+        game: String,
+        state_hex: String,
+    }
+    let err = |line, reason: String| PositionsFileError { path: path.display().to_string(), line, reason };
+    let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if l.is_empty() || l.starts_with('#') {
+            continue;
+        }
+        let parsed: Line = serde_json::from_str(l).map_err(|e| err(i + 1, e.to_string()))?;
+        if parsed.game != kind.name() {
+            continue;
+        }
+        let bytes = from_hex(&parsed.state_hex).ok_or_else(|| err(i + 1, "state_hex is not hex".into()))?;
+        games::check_position(kind, &bytes).map_err(|e| err(i + 1, e))?;
+        out.push(bytes);
+    }
+    if out.is_empty() {
+        return Err(err(0, format!("no {} positions", kind.name())));
+    }
+    Ok(out)
+}
+
+/// Lowercase hex of bytes.
+pub fn to_hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn from_hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+struct GameSource {
+    kind: GameKind,
+    cfg: GameConfig,
+    user: Vec<Vec<u8>>,
+    forks: Vec<Vec<u8>>,
+}
+
+/// Draws start positions.
+pub struct Sources {
+    games: Vec<GameSource>,
+    seed: u64,
+    rng: engine::Rng,
+}
+
+impl Sources {
+    /// Builds the sources of a configuration (reading users' positions files).
+    ///
+    /// # Errors
+    /// [`PositionsFileError`] for a bad positions file.
+    pub fn new(cfg: &CoordinatorConfig) -> Result<Sources, PositionsFileError> {
+        let mut games = Vec::new();
+        for (name, g) in &cfg.games {
+            let Some(kind) = GameKind::from_name(name) else { continue };
+            let user = match &g.sources.user_file {
+                Some(p) if g.sources.user_file_weight > 0.0 => read_positions_file(p, kind)?,
+                _ => Vec::new(),
+            };
+            games.push(GameSource { kind, cfg: g.clone(), user, forks: Vec::new() });
+        }
+        Ok(Sources { games, seed: cfg.seed, rng: engine::rng_from_seed(cfg.seed) })
+    }
+
+    /// The configuration of a game kind.
+    pub fn game_config(&self, kind: GameKind) -> Option<&GameConfig> {
+        self.games.iter().find(|g| g.kind == kind).map(|g| &g.cfg)
+    }
+
+    fn pick(rng: &mut engine::Rng, weights: &[f64]) -> usize {
+        let total: f64 = weights.iter().sum();
+        let mut x = rng.random::<f64>() * total;
+        for (i, w) in weights.iter().enumerate() {
+            if x < *w {
+                return i;
+            }
+            x -= w;
+        }
+        weights.iter().rposition(|w| *w > 0.0).unwrap_or(0)
+    }
+
+    /// A new start position for lease `lease_id`.
+    pub fn draw(&mut self, lease_id: u64) -> LeaseRow {
+        let weights: Vec<f64> = self.games.iter().map(|g| g.cfg.weight).collect();
+        let gi = Self::pick(&mut self.rng, &weights);
+        let g = &self.games[gi];
+        let s = &g.cfg.sources;
+        let fork_w = if g.forks.is_empty() { 0.0 } else { s.fork };
+        let user_w = if g.user.is_empty() { 0.0 } else { s.user_file_weight };
+        let mut w = [s.initial, s.random_opening, fork_w, user_w];
+        if w.iter().sum::<f64>() <= 0.0 {
+            w[0] = 1.0;
+        }
+        let seed = derive_seed(self.seed, lease_id);
+        let (state, source) = match Self::pick(&mut self.rng, &w) {
+            1 => {
+                let plies = self.rng.random_range(s.random_opening_min_plies..=s.random_opening_max_plies);
+                (games::random_opening(g.kind, &g.cfg.options, plies, seed ^ 0x5eed), PositionSource::RandomOpening)
+            }
+            2 => (g.forks[self.rng.random_range(0..g.forks.len())].clone(), PositionSource::Fork),
+            3 => (g.user[self.rng.random_range(0..g.user.len())].clone(), PositionSource::UserFile),
+            _ => (games::initial_state(g.kind, &g.cfg.options), PositionSource::Initial),
+        };
+        LeaseRow { game_kind: g.kind.name().into(), start_state: state, seed, source: source as i32 }
+    }
+
+    /// Offers a position of a stored game for later forks (kept in a bounded reservoir).
+    pub fn offer_fork(&mut self, kind: GameKind, state: Vec<u8>) {
+        if games::check_position(kind, &state).is_err() {
+            return;
+        }
+        let Some(g) = self.games.iter_mut().find(|g| g.kind == kind) else { return };
+        if g.forks.len() < FORK_RESERVOIR {
+            g.forks.push(state);
+        } else {
+            let i = self.rng.random_range(0..FORK_RESERVOIR);
+            g.forks[i] = state;
+        }
+    }
+}
+
+struct Active {
+    row: LeaseRow,
+    worker: String,
+    expires: Instant,
+}
+
+/// Leases handed out, and those waiting to be handed out again.
+pub struct Leases {
+    active: HashMap<u64, Active>,
+    /// (old lease id, position) to hand out again.
+    requeue: VecDeque<(u64, LeaseRow)>,
+    next_id: u64,
+    ttl: Duration,
+    /// Leases that expired.
+    pub expired: u64,
+}
+
+/// What a grant changes in the database.
+pub struct Grant {
+    /// New leases.
+    pub granted: Vec<(u64, LeaseRow)>,
+    /// Old lease ids they replace.
+    pub replaced: Vec<u64>,
+    /// Next lease id to store.
+    pub next_id: u64,
+}
+
+impl Leases {
+    /// A table with leases recovered from the database, all queued to be handed out again.
+    pub fn new(ttl: Duration, stored: Vec<(u64, LeaseRow)>, next_id: u64) -> Leases {
+        let max_id = stored.iter().map(|(id, _)| *id).max().unwrap_or(0);
+        Leases { active: HashMap::new(), requeue: stored.into_iter().collect(), next_id: next_id.max(max_id + 1).max(1), ttl, expired: 0 }
+    }
+
+    /// Leases out now.
+    pub fn active(&self) -> usize {
+        self.active.len()
+    }
+
+    /// Grants up to `n` leases to `worker`: requeued positions first, then new ones.
+    pub fn grant(&mut self, worker: &str, n: usize, sources: &mut Sources, now: Instant) -> Grant {
+        let mut granted = Vec::new();
+        let mut replaced = Vec::new();
+        for _ in 0..n {
+            let id = self.next_id;
+            self.next_id += 1;
+            let row = match self.requeue.pop_front() {
+                Some((old, row)) => {
+                    replaced.push(old);
+                    row
+                }
+                None => sources.draw(id),
+            };
+            self.active.insert(id, Active { row: row.clone(), worker: worker.to_string(), expires: now + self.ttl });
+            granted.push((id, row));
+        }
+        Grant { granted, replaced, next_id: self.next_id }
+    }
+
+    /// Renews `worker`'s leases; returns the ids it does not hold.
+    pub fn renew(&mut self, worker: &str, ids: &[u64], now: Instant) -> Vec<u64> {
+        let mut unknown = Vec::new();
+        for id in ids {
+            match self.active.get_mut(id) {
+                Some(a) if a.worker == worker => a.expires = now + self.ttl,
+                _ => unknown.push(*id),
+            }
+        }
+        unknown
+    }
+
+    /// Gives leases back to be handed out again; returns how many were `worker`'s.
+    pub fn release(&mut self, worker: &str, ids: &[u64]) -> usize {
+        let mut n = 0;
+        for id in ids {
+            if self.active.get(id).is_some_and(|a| a.worker == worker) {
+                let a = self.active.remove(id).expect("checked");
+                self.requeue.push_back((*id, a.row));
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Marks a lease finished (its game is stored).
+    pub fn finish(&mut self, id: u64) {
+        self.active.remove(&id);
+        self.requeue.retain(|(old, _)| *old != id);
+    }
+
+    /// Requeues expired leases; returns how many.
+    pub fn sweep(&mut self, now: Instant) -> usize {
+        let expired: Vec<u64> = self.active.iter().filter(|(_, a)| a.expires <= now).map(|(id, _)| *id).collect();
+        for id in &expired {
+            let a = self.active.remove(id).expect("listed");
+            self.requeue.push_back((*id, a.row));
+        }
+        self.expired += expired.len() as u64;
+        expired.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expired_and_released_leases_are_handed_out_again_first() {
+        let cfg = CoordinatorConfig::default();
+        let mut sources = Sources::new(&cfg).unwrap();
+        let mut leases = Leases::new(Duration::from_millis(100), vec![], 1);
+        let t0 = Instant::now();
+        let g = leases.grant("w1", 3, &mut sources, t0);
+        assert_eq!(g.granted.len(), 3);
+        assert!(g.replaced.is_empty());
+        let ids: Vec<u64> = g.granted.iter().map(|x| x.0).collect();
+        // w1 renews the first; the others expire.
+        assert_eq!(leases.renew("w1", &ids[..1], t0 + Duration::from_millis(60)), Vec::<u64>::new());
+        assert_eq!(leases.renew("w2", &ids[..1], t0), vec![ids[0]]);
+        assert_eq!(leases.sweep(t0 + Duration::from_millis(120)), 2);
+        assert_eq!(leases.active(), 1);
+        assert_eq!(leases.release("w1", &ids[..1]), 1);
+        let g2 = leases.grant("w2", 4, &mut sources, t0);
+        assert_eq!(g2.replaced.len(), 3, "the three returned positions come back first");
+        let again: Vec<&LeaseRow> = g2.granted.iter().take(3).map(|x| &x.1).collect();
+        for (old, row) in g.granted.iter().skip(1).chain(g.granted.iter().take(1)) {
+            assert!(again.contains(&row), "position of lease {old} handed out again");
+        }
+    }
+
+    #[test]
+    fn sources_draw_valid_positions_of_every_kind() {
+        let mut cfg = CoordinatorConfig::default();
+        cfg.games.get_mut("battlenumber").unwrap().sources.fork = 1.0;
+        let mut sources = Sources::new(&cfg).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for id in 1..200 {
+            let row = sources.draw(id);
+            games::check_position(GameKind::BattleNumber, &row.start_state).unwrap();
+            seen.insert(row.source);
+            if id == 50 {
+                sources.offer_fork(GameKind::BattleNumber, row.start_state.clone());
+            }
+        }
+        assert!(seen.len() >= 3, "{seen:?}");
+    }
+
+    #[test]
+    fn positions_file_is_checked_line_by_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("pos.jsonl");
+        let good = to_hex(&games::initial_state(GameKind::BattleNumber, &Default::default()));
+        std::fs::write(&p, format!("# comment\n{{\"game\":\"battlenumber\",\"state_hex\":\"{good}\"}}\n")).unwrap();
+        assert_eq!(read_positions_file(&p, GameKind::BattleNumber).unwrap().len(), 1);
+        std::fs::write(&p, format!("{{\"game\":\"battlenumber\",\"state_hex\":\"{good}\"}}\n{{\"game\":\"battlenumber\",\"state_hex\":\"00ff\"}}\n")).unwrap();
+        let e = read_positions_file(&p, GameKind::BattleNumber).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+    }
+}

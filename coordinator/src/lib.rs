@@ -1,0 +1,150 @@
+//! # zeroplay coordinator
+//!
+//! Hands start positions to self-play workers (leases), validates every submitted game by
+//! replaying it with the engine, acknowledges a game only once it is durable in the embedded
+//! database (redb, group commit), and compacts stored games into Parquet files (one row per
+//! position; schema in [`rows`]). See `ARCHITECTURE.md` for the invariants.
+//!
+//! Entry point: [`run`] with a configuration, a bound listener and a shutdown future.
+
+pub mod config;
+pub mod games;
+pub mod ingest;
+pub mod leases;
+pub mod rows;
+pub mod service;
+pub mod store;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio::net::TcpListener;
+use tokio::sync::{broadcast, mpsc};
+use tonic::transport::{Identity, Server, ServerTlsConfig};
+use tracing::{info, warn};
+use zeroplay_proto::v1::coordinator_server::CoordinatorServer;
+
+pub use config::CoordinatorConfig;
+
+use crate::ingest::{spawn_compactor, spawn_writer, CompactPolicy, Stats};
+use crate::leases::{Leases, Sources};
+use crate::service::{AuthInterceptor, CoordinatorService, Shared};
+use crate::store::Store;
+
+/// Errors that stop the coordinator.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The configuration cannot run.
+    #[error(transparent)]
+    Config(#[from] config::ConfigError),
+    /// A positions file is bad.
+    #[error(transparent)]
+    Positions(#[from] leases::PositionsFileError),
+    /// The database or data directory failed.
+    #[error(transparent)]
+    Store(#[from] store::StoreError),
+    /// TLS files could not be read.
+    #[error("TLS: {0}")]
+    Tls(String),
+    /// The gRPC server failed.
+    #[error("gRPC server: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Runs the coordinator on `listener` until `shutdown` completes, then stops accepting calls,
+/// writes every staged game to Parquet and returns.
+///
+/// # Errors
+/// [`RunError`] if the configuration, data directory, database or server fails.
+pub async fn run(cfg: CoordinatorConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), RunError> {
+    cfg.validate()?;
+    std::fs::create_dir_all(&cfg.data_dir).map_err(store::StoreError::Io)?;
+    let resolved = toml::to_string(&cfg).map_err(|e| config::ConfigError(e.to_string()))?;
+    std::fs::write(cfg.data_dir.join("coordinator.resolved.toml"), format!("# The coordinator's resolved configuration.\n{resolved}"))
+        .map_err(store::StoreError::Io)?;
+    let store = Arc::new(Store::open(&cfg.data_dir)?);
+    let removed = store.recover_files()?;
+    if !removed.is_empty() {
+        warn!(files = ?removed, "removed partial files left by an earlier crash; their games are still staged");
+    }
+    let counters = store.counters()?;
+    let stats = Arc::new(Stats::default());
+    stats.games_stored.store(counters.games_stored, Ordering::Relaxed);
+    stats.positions_stored.store(counters.positions_stored, Ordering::Relaxed);
+    stats.positions_in_parquet.store(counters.positions_in_parquet, Ordering::Relaxed);
+    stats.parquet_files.store(store.files()?.len() as u64, Ordering::Relaxed);
+    let staged = store.staged_count()?;
+    let leases = Leases::new(Duration::from_millis(cfg.leases.ttl_ms), store.leases()?, store.meta("next_lease_id")?);
+    let seen = Mutex::new(store.game_ids()?);
+    info!(
+        dir = %cfg.data_dir.display(),
+        games = counters.games_stored,
+        staged,
+        files = stats.parquet_files.load(Ordering::Relaxed),
+        "coordinator state recovered"
+    );
+
+    let (tx, rx) = mpsc::channel(8192);
+    let writer = spawn_writer(store.clone(), stats.clone(), rx);
+    let stop = Arc::new(AtomicBool::new(false));
+    let policy = CompactPolicy { rotate_positions: cfg.parquet.rotate_positions, rotate_after: Duration::from_secs(cfg.parquet.rotate_seconds) };
+    let compactor = spawn_compactor(store.clone(), stats.clone(), policy, stop.clone());
+
+    let shared = Arc::new(Shared {
+        sources: Mutex::new(Sources::new(&cfg)?),
+        leases: Mutex::new(leases),
+        store: store.clone(),
+        stats,
+        ingest: tx,
+        seen,
+        workers: Mutex::new(Default::default()),
+        started: Instant::now(),
+        models: broadcast::channel(16).0,
+        model_lock: tokio::sync::Mutex::new(()),
+        cfg: cfg.clone(),
+    });
+    let sweeper = {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
+            loop {
+                tick.tick().await;
+                let n = shared.leases.lock().expect("not poisoned").sweep(Instant::now());
+                if n > 0 {
+                    info!(expired = n, "leases expired; their positions will be handed out again");
+                }
+            }
+        })
+    };
+
+    let server = CoordinatorServer::new(CoordinatorService { shared: shared.clone() })
+        .max_decoding_message_size(cfg.limits.max_message_bytes)
+        .max_encoding_message_size(cfg.limits.max_message_bytes.max(1 << 20));
+    let svc = tonic::service::interceptor::InterceptedService::new(server, AuthInterceptor::new(&cfg));
+    let mut builder = Server::builder();
+    if let Some(tls) = &cfg.tls {
+        let cert = std::fs::read(&tls.cert).map_err(|e| RunError::Tls(format!("{}: {e}", tls.cert.display())))?;
+        let key = std::fs::read(&tls.key).map_err(|e| RunError::Tls(format!("{}: {e}", tls.key.display())))?;
+        builder = builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
+    }
+    let addr = listener.local_addr().map_err(store::StoreError::Io)?;
+    info!(%addr, tls = cfg.tls.is_some(), "coordinator listening");
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let served = builder.add_service(svc).serve_with_incoming_shutdown(incoming, shutdown).await;
+
+    info!("coordinator stopping: writing staged games to Parquet");
+    sweeper.abort();
+    drop(shared);
+    stop.store(true, Ordering::Relaxed);
+    tokio::task::spawn_blocking(move || {
+        let _ = writer.join();
+        let _ = compactor.join();
+    })
+    .await
+    .ok();
+    served?;
+    info!("coordinator stopped");
+    Ok(())
+}

@@ -1,0 +1,469 @@
+//! The gRPC service: authentication, leases, submissions, models and status. Domain errors
+//! map to gRPC status codes in one place ([`CoordError`]).
+
+use std::collections::{HashMap, HashSet};
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use prost::Message;
+use sha2::{Digest, Sha256};
+use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{debug, info};
+use zeroplay_proto::v1 as pb;
+use zeroplay_proto::v1::coordinator_server::Coordinator;
+
+use crate::config::CoordinatorConfig;
+use crate::games::{validate, GameKind, Limits, ValidationError};
+use crate::ingest::{StageRequest, Stats};
+use crate::leases::{Leases, Sources};
+use crate::store::{now_ms, ModelEntry, StagedGame, Store};
+
+/// Authenticated roles.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A self-play worker.
+    Worker,
+    /// A trainer.
+    Trainer,
+    /// An administrator.
+    Admin,
+}
+
+/// Every way a call can fail, mapped to a gRPC status in [`From<CoordError> for Status`].
+#[derive(Debug, thiserror::Error)]
+pub enum CoordError {
+    /// No or unknown token.
+    #[error("missing or unknown bearer token")]
+    Unauthenticated,
+    /// The role may not call this method.
+    #[error("role {0:?} may not call this method")]
+    PermissionDenied(Role),
+    /// A submitted game is malformed or illegal.
+    #[error("{0}")]
+    InvalidGame(ValidationError),
+    /// A bad request field.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The game id is already stored.
+    #[error("game {0} is already stored")]
+    Duplicate(String),
+    /// Too large.
+    #[error("{0}")]
+    Oversized(String),
+    /// Not found.
+    #[error("{0}")]
+    NotFound(String),
+    /// The database or disk failed; the caller should retry later.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+}
+
+impl From<CoordError> for Status {
+    fn from(e: CoordError) -> Status {
+        let msg = e.to_string();
+        match e {
+            CoordError::Unauthenticated => Status::unauthenticated(msg),
+            CoordError::PermissionDenied(_) => Status::permission_denied(msg),
+            CoordError::InvalidGame(ValidationError::Oversized(_)) | CoordError::Oversized(_) => {
+                Status::resource_exhausted(msg)
+            }
+            CoordError::InvalidGame(_) | CoordError::InvalidArgument(_) => Status::invalid_argument(msg),
+            CoordError::Duplicate(_) => Status::already_exists(msg),
+            CoordError::NotFound(_) => Status::not_found(msg),
+            CoordError::Unavailable(_) => Status::unavailable(msg),
+        }
+    }
+}
+
+/// Checks the bearer token and records the caller's role in the request's extensions. Used as
+/// a tonic interceptor in front of the whole service.
+#[derive(Clone)]
+pub struct AuthInterceptor {
+    tokens: Arc<Vec<(String, Role)>>,
+}
+
+impl AuthInterceptor {
+    /// An interceptor for the configured tokens.
+    pub fn new(cfg: &CoordinatorConfig) -> Self {
+        let a = &cfg.auth;
+        AuthInterceptor {
+            tokens: Arc::new(vec![
+                (a.worker_token.clone(), Role::Worker),
+                (a.trainer_token.clone(), Role::Trainer),
+                (a.admin_token.clone(), Role::Admin),
+            ]),
+        }
+    }
+}
+
+impl tonic::service::Interceptor for AuthInterceptor {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        let token = req
+            .metadata()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::to_owned);
+        let role = token.and_then(|t| {
+            // Compare every token fully so timing does not reveal a prefix.
+            self.tokens.iter().fold(None, |found, (k, r)| if constant_eq(k.as_bytes(), t.as_bytes()) { Some(*r) } else { found })
+        });
+        match role {
+            Some(r) => {
+                req.extensions_mut().insert(r);
+                Ok(req)
+            }
+            None => Err(CoordError::Unauthenticated.into()),
+        }
+    }
+}
+
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+fn require<T>(req: &Request<T>, allowed: &[Role]) -> Result<Role, CoordError> {
+    let role = *req.extensions().get::<Role>().ok_or(CoordError::Unauthenticated)?;
+    if allowed.contains(&role) { Ok(role) } else { Err(CoordError::PermissionDenied(role)) }
+}
+
+/// State shared by all calls.
+pub struct Shared {
+    pub(crate) cfg: CoordinatorConfig,
+    pub(crate) store: Arc<Store>,
+    pub(crate) stats: Arc<Stats>,
+    pub(crate) leases: Mutex<Leases>,
+    pub(crate) sources: Mutex<Sources>,
+    pub(crate) ingest: mpsc::Sender<StageRequest>,
+    /// Stored game ids and those being stored now.
+    pub(crate) seen: Mutex<HashSet<String>>,
+    pub(crate) workers: Mutex<HashMap<String, Instant>>,
+    pub(crate) started: Instant,
+    pub(crate) models: broadcast::Sender<ModelEntry>,
+    pub(crate) model_lock: tokio::sync::Mutex<()>,
+}
+
+/// The tonic service.
+#[derive(Clone)]
+pub struct CoordinatorService {
+    pub(crate) shared: Arc<Shared>,
+}
+
+type BoxStream<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send + 'static>>;
+
+const CHUNK: usize = 256 * 1024;
+
+impl CoordinatorService {
+    fn limits(&self) -> Limits {
+        Limits { max_moves: self.shared.cfg.limits.max_moves, ..Limits::default() }
+    }
+
+    fn touch(&self, worker: &str) -> Result<(), CoordError> {
+        let mut w = self.shared.workers.lock().expect("not poisoned");
+        match w.get_mut(worker) {
+            Some(t) => {
+                *t = Instant::now();
+                Ok(())
+            }
+            None => Err(CoordError::NotFound(format!("unknown worker id {worker:?}: register first"))),
+        }
+    }
+
+    fn models_dir(&self) -> std::path::PathBuf {
+        self.shared.cfg.data_dir.join("models")
+    }
+
+    async fn submit(&self, req: pb::SubmitGameRequest) -> Result<pb::SubmitGameResponse, CoordError> {
+        let s = &self.shared;
+        let game = req.game.ok_or_else(|| CoordError::InvalidArgument("game is missing".into()))?;
+        let size = game.encoded_len();
+        if size > s.cfg.limits.max_message_bytes {
+            s.stats.rejected_oversized.fetch_add(1, Ordering::Relaxed);
+            return Err(CoordError::Oversized(format!("game of {size} bytes")));
+        }
+        let rows = match validate(&game, &self.limits()) {
+            Ok(r) => r,
+            Err(e) => {
+                let counter = if matches!(e, ValidationError::Oversized(_)) { &s.stats.rejected_oversized } else { &s.stats.rejected_invalid };
+                counter.fetch_add(1, Ordering::Relaxed);
+                debug!(game = %game.game_id, error = %e, "game refused");
+                return Err(CoordError::InvalidGame(e));
+            }
+        };
+        if !s.seen.lock().expect("not poisoned").insert(game.game_id.clone()) {
+            s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
+            return Err(CoordError::Duplicate(game.game_id));
+        }
+        let (tx, rx) = oneshot::channel();
+        let staged = StagedGame { game_id: game.game_id.clone(), record: game.encode_to_vec(), positions: rows.len() as u64, lease_id: req.lease_id };
+        let sent = s.ingest.send(StageRequest { game: staged, reply: tx }).await;
+        let result = match sent {
+            Ok(()) => rx.await.unwrap_or_else(|_| Err("writer stopped".into())),
+            Err(_) => Err("writer stopped".into()),
+        };
+        match result {
+            Ok(true) => {}
+            Ok(false) => {
+                s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
+                return Err(CoordError::Duplicate(game.game_id));
+            }
+            Err(e) => {
+                s.seen.lock().expect("not poisoned").remove(&game.game_id);
+                return Err(CoordError::Unavailable(e));
+            }
+        }
+        if req.lease_id != 0 {
+            s.leases.lock().expect("not poisoned").finish(req.lease_id);
+        }
+        if let Some(kind) = GameKind::from_name(&game.game_kind) {
+            // Offer a couple of this game's positions for future forks.
+            let mut src = s.sources.lock().expect("not poisoned");
+            for row in rows.iter().step_by((rows.len() / 2).max(1)).take(2) {
+                src.offer_fork(kind, row.state.clone());
+            }
+        }
+        Ok(pb::SubmitGameResponse { positions: rows.len() as u32 })
+    }
+
+    fn lease(&self, worker: &str, n: u32) -> Result<pb::LeaseResponse, CoordError> {
+        let s = &self.shared;
+        let n = n.clamp(1, s.cfg.leases.max_per_request) as usize;
+        let mut leases = s.leases.lock().expect("not poisoned");
+        let mut sources = s.sources.lock().expect("not poisoned");
+        let grant = leases.grant(worker, n, &mut sources, Instant::now());
+        s.store
+            .put_leases(&grant.granted, &grant.replaced, grant.next_id)
+            .map_err(|e| CoordError::Unavailable(e.to_string()))?;
+        let out = grant
+            .granted
+            .into_iter()
+            .map(|(id, row)| {
+                let kind = GameKind::from_name(&row.game_kind);
+                let gcfg = kind.and_then(|k| sources.game_config(k)).cloned().unwrap_or_default();
+                pb::Lease {
+                    lease_id: id,
+                    game_kind: row.game_kind,
+                    start_state: row.start_state,
+                    seed: row.seed,
+                    settings: Some(settings_to_proto(&gcfg.settings, &gcfg.evaluator)),
+                    model_version: 0,
+                    ttl_ms: s.cfg.leases.ttl_ms,
+                    source: row.source,
+                }
+            })
+            .collect();
+        Ok(pb::LeaseResponse { leases: out })
+    }
+}
+
+/// Self-play settings as sent to workers.
+pub fn settings_to_proto(s: &engine::selfplay::SelfPlaySettings, evaluator: &str) -> pb::SelfPlaySettings {
+    pb::SelfPlaySettings {
+        full_sims: s.full_sims,
+        fast_sims: s.fast_sims,
+        full_search_probability: s.full_search_probability,
+        dirichlet_alpha: s.dirichlet_alpha,
+        dirichlet_fraction: s.dirichlet_fraction,
+        temperature: s.temperature.iter().map(|&(until_ply, temperature)| pb::TemperatureStep { until_ply, temperature }).collect(),
+        resign_threshold: s.resign_threshold,
+        resign_consecutive: s.resign_consecutive,
+        resign_playthrough_fraction: s.resign_playthrough_fraction,
+        evaluator: evaluator.to_string(),
+        c_puct: s.c_puct,
+    }
+}
+
+fn announcement(m: &ModelEntry) -> pb::ModelAnnouncement {
+    pb::ModelAnnouncement {
+        version: m.version,
+        game_kind: m.game_kind.clone(),
+        sha256: m.sha256.clone(),
+        size_bytes: m.size_bytes,
+        encoding_version: m.encoding_version,
+        published_unix_ms: m.published_unix_ms,
+    }
+}
+
+#[tonic::async_trait]
+impl Coordinator for CoordinatorService {
+    async fn register(&self, req: Request<pb::RegisterRequest>) -> Result<Response<pb::RegisterResponse>, Status> {
+        require(&req, &[Role::Worker])?;
+        let r = req.into_inner();
+        if r.engine_version != engine::ENGINE_VERSION {
+            return Err(CoordError::InvalidArgument(format!(
+                "worker engine {} does not match coordinator engine {}",
+                r.engine_version,
+                engine::ENGINE_VERSION
+            ))
+            .into());
+        }
+        if r.name.len() > 128 {
+            return Err(CoordError::InvalidArgument("name longer than 128 characters".into()).into());
+        }
+        let id = format!("{}-{:016x}", r.name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(40).collect::<String>(), rand::random::<u64>());
+        self.shared.workers.lock().expect("not poisoned").insert(id.clone(), Instant::now());
+        info!(worker = %id, slots = r.slots, "worker registered");
+        let c = &self.shared.cfg.leases;
+        Ok(Response::new(pb::RegisterResponse { worker_id: id, heartbeat_interval_ms: c.heartbeat_interval_ms, lease_ttl_ms: c.ttl_ms }))
+    }
+
+    async fn heartbeat(&self, req: Request<pb::HeartbeatRequest>) -> Result<Response<pb::HeartbeatResponse>, Status> {
+        require(&req, &[Role::Worker])?;
+        let r = req.into_inner();
+        self.touch(&r.worker_id)?;
+        let unknown = self.shared.leases.lock().expect("not poisoned").renew(&r.worker_id, &r.lease_ids, Instant::now());
+        Ok(Response::new(pb::HeartbeatResponse { unknown_lease_ids: unknown }))
+    }
+
+    async fn lease_positions(&self, req: Request<pb::LeaseRequest>) -> Result<Response<pb::LeaseResponse>, Status> {
+        require(&req, &[Role::Worker])?;
+        let r = req.into_inner();
+        self.touch(&r.worker_id)?;
+        let this = self.clone();
+        let out = tokio::task::spawn_blocking(move || this.lease(&r.worker_id, r.max_positions))
+            .await
+            .map_err(|e| Status::internal(e.to_string()))??;
+        Ok(Response::new(out))
+    }
+
+    async fn release_leases(&self, req: Request<pb::ReleaseRequest>) -> Result<Response<pb::ReleaseResponse>, Status> {
+        require(&req, &[Role::Worker])?;
+        let r = req.into_inner();
+        let n = self.shared.leases.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids);
+        info!(worker = %r.worker_id, released = n, "leases released");
+        Ok(Response::new(pb::ReleaseResponse { released: n as u32 }))
+    }
+
+    async fn submit_game(&self, req: Request<pb::SubmitGameRequest>) -> Result<Response<pb::SubmitGameResponse>, Status> {
+        require(&req, &[Role::Worker])?;
+        Ok(Response::new(self.submit(req.into_inner()).await?))
+    }
+
+    type WatchModelsStream = BoxStream<pb::ModelAnnouncement>;
+
+    async fn watch_models(&self, req: Request<pb::WatchModelsRequest>) -> Result<Response<Self::WatchModelsStream>, Status> {
+        require(&req, &[Role::Worker, Role::Trainer, Role::Admin])?;
+        let rx = self.shared.models.subscribe();
+        let current = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?.pop();
+        let first = tokio_stream::iter(current.map(|m| Ok(announcement(&m))));
+        let rest = tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(|m| m.ok().map(|m| Ok(announcement(&m))));
+        Ok(Response::new(Box::pin(first.chain(rest))))
+    }
+
+    type DownloadModelStream = BoxStream<pb::ModelChunk>;
+
+    async fn download_model(&self, req: Request<pb::DownloadModelRequest>) -> Result<Response<Self::DownloadModelStream>, Status> {
+        require(&req, &[Role::Worker, Role::Trainer, Role::Admin])?;
+        let v = req.into_inner().version;
+        let models = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?;
+        let m = models.into_iter().find(|m| m.version == v).ok_or_else(|| CoordError::NotFound(format!("no model version {v}")))?;
+        let bytes = tokio::fs::read(self.models_dir().join(format!("model-{v:06}.bin")))
+            .await
+            .map_err(|e| CoordError::Unavailable(e.to_string()))?;
+        let total = bytes.len() as u64;
+        let chunks: Vec<Result<pb::ModelChunk, Status>> = bytes
+            .chunks(CHUNK)
+            .enumerate()
+            .map(|(i, c)| Ok(pb::ModelChunk { offset: (i * CHUNK) as u64, data: c.to_vec(), total_size: total, sha256: m.sha256.clone() }))
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+
+    async fn publish_model(&self, req: Request<Streaming<pb::PublishModelChunk>>) -> Result<Response<pb::ModelAnnouncement>, Status> {
+        require(&req, &[Role::Trainer, Role::Admin])?;
+        let mut stream = req.into_inner();
+        let mut data = Vec::new();
+        let mut meta: Option<pb::PublishModelChunk> = None;
+        const MAX_MODEL: u64 = 1 << 30;
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk?;
+            if chunk.total_size > MAX_MODEL {
+                return Err(CoordError::Oversized(format!("model of {} bytes (limit {MAX_MODEL})", chunk.total_size)).into());
+            }
+            if let Some(m) = &meta
+                && (m.sha256 != chunk.sha256 || m.total_size != chunk.total_size || m.game_kind != chunk.game_kind)
+            {
+                return Err(CoordError::InvalidArgument("chunks disagree on the model's metadata".into()).into());
+            }
+            data.extend_from_slice(&chunk.data);
+            if data.len() as u64 > chunk.total_size {
+                return Err(CoordError::InvalidArgument("more data than total_size".into()).into());
+            }
+            meta.get_or_insert(pb::PublishModelChunk { data: Vec::new(), ..chunk });
+        }
+        let meta = meta.ok_or_else(|| CoordError::InvalidArgument("empty upload".into()))?;
+        if GameKind::from_name(&meta.game_kind).is_none() {
+            return Err(CoordError::InvalidArgument(format!("unknown game kind {:?}", meta.game_kind)).into());
+        }
+        let digest: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
+        if data.len() as u64 != meta.total_size || digest != meta.sha256 {
+            return Err(CoordError::InvalidArgument(format!(
+                "upload does not match its metadata: {} bytes with SHA-256 {digest}, announced {} bytes with {}",
+                data.len(),
+                meta.total_size,
+                meta.sha256
+            ))
+            .into());
+        }
+        // One publication at a time, so versions are dense and in order.
+        let _guard = self.shared.model_lock.lock().await;
+        let store = self.shared.store.clone();
+        let dir = self.models_dir();
+        let entry = tokio::task::spawn_blocking(move || -> Result<ModelEntry, CoordError> {
+            let version = store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?.last().map_or(1, |m| m.version + 1);
+            std::fs::create_dir_all(&dir).map_err(|e| CoordError::Unavailable(e.to_string()))?;
+            let path = dir.join(format!("model-{version:06}.bin"));
+            let tmp = path.with_extension("tmp");
+            let io = |e: std::io::Error| CoordError::Unavailable(e.to_string());
+            std::fs::write(&tmp, &data).map_err(io)?;
+            std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
+            std::fs::rename(&tmp, &path).map_err(io)?;
+            let entry = ModelEntry {
+                version,
+                game_kind: meta.game_kind,
+                sha256: digest,
+                size_bytes: data.len() as u64,
+                encoding_version: meta.encoding_version,
+                published_unix_ms: now_ms(),
+            };
+            store.put_model(&entry).map_err(|e| CoordError::Unavailable(e.to_string()))?;
+            Ok(entry)
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))??;
+        info!(version = entry.version, bytes = entry.size_bytes, "model published");
+        let _ = self.shared.models.send(entry.clone());
+        Ok(Response::new(announcement(&entry)))
+    }
+
+    async fn status(&self, req: Request<pb::StatusRequest>) -> Result<Response<pb::StatusResponse>, Status> {
+        require(&req, &[Role::Worker, Role::Trainer, Role::Admin])?;
+        let s = &self.shared;
+        let st = &s.stats;
+        let (active, expired) = {
+            let l = s.leases.lock().expect("not poisoned");
+            (l.active() as u64, l.expired)
+        };
+        let ttl = std::time::Duration::from_millis(s.cfg.leases.ttl_ms);
+        let alive = s.workers.lock().expect("not poisoned").values().filter(|t| t.elapsed() < ttl).count() as u64;
+        let model_version = s.store.models().map(|m| m.last().map_or(0, |m| m.version)).unwrap_or(0);
+        Ok(Response::new(pb::StatusResponse {
+            games_stored: st.games_stored.load(Ordering::Relaxed),
+            positions_stored: st.positions_stored.load(Ordering::Relaxed),
+            positions_in_parquet: st.positions_in_parquet.load(Ordering::Relaxed),
+            parquet_files: st.parquet_files.load(Ordering::Relaxed),
+            leases_active: active,
+            leases_expired: expired,
+            rejected_invalid: st.rejected_invalid.load(Ordering::Relaxed),
+            rejected_duplicate: st.rejected_duplicate.load(Ordering::Relaxed),
+            rejected_oversized: st.rejected_oversized.load(Ordering::Relaxed),
+            workers_alive: alive,
+            uptime_s: s.started.elapsed().as_secs(),
+            model_version,
+        }))
+    }
+}

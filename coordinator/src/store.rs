@@ -1,0 +1,428 @@
+//! The coordinator's durable state, in one redb database (`coordinator.redb` in the run
+//! directory): staged games (the write-ahead log of acknowledged games not yet in Parquet),
+//! every stored game id, the Parquet file manifest, outstanding leases and counters.
+//!
+//! Durability contract: [`Store::stage`] returns only after its transaction is committed to
+//! disk; a game is acknowledged to its worker only after that. Compaction writes a Parquet
+//! file under a temporary name, renames it, and then — in one transaction — lists it in the
+//! manifest and removes its games from the staging table. A crash between the rename and
+//! that transaction leaves a file the manifest does not list; [`Store::recover_files`] deletes
+//! it (its games are still staged and are written again).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use serde::{Deserialize, Serialize};
+
+const STAGED: TableDefinition<u64, &[u8]> = TableDefinition::new("staged");
+const GAMES: TableDefinition<&str, u64> = TableDefinition::new("games");
+const FILES: TableDefinition<&str, &[u8]> = TableDefinition::new("files");
+const LEASES: TableDefinition<u64, &[u8]> = TableDefinition::new("leases");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const MODELS: TableDefinition<u64, &[u8]> = TableDefinition::new("models");
+
+/// Errors of the embedded database.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// redb failed.
+    #[error("database: {0}")]
+    Db(String),
+    /// A stored record could not be read.
+    #[error("database record: {0}")]
+    Corrupt(String),
+    /// File system.
+    #[error("data directory: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+macro_rules! db_err {
+    ($($t:ty),*) => {$(
+        impl From<$t> for StoreError {
+            fn from(e: $t) -> Self {
+                StoreError::Db(e.to_string())
+            }
+        }
+    )*};
+}
+db_err!(redb::Error, redb::DatabaseError, redb::TransactionError, redb::TableError, redb::StorageError, redb::CommitError);
+
+/// One Parquet file in the manifest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// File name inside the run's `games/` directory.
+    pub name: String,
+    /// Rows (positions).
+    pub rows: u64,
+    /// Games.
+    pub games: u64,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Staging sequence numbers covered (inclusive).
+    pub first_seq: u64,
+    /// Last staging sequence number covered.
+    pub last_seq: u64,
+    /// Creation time, milliseconds since the Unix epoch.
+    pub created_unix_ms: u64,
+}
+
+/// A published model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelEntry {
+    /// Version (1, 2, ...).
+    pub version: u64,
+    /// Game kind.
+    pub game_kind: String,
+    /// SHA-256, lowercase hex.
+    pub sha256: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Feature encoding version.
+    pub encoding_version: u32,
+    /// Publication time, ms since the Unix epoch.
+    pub published_unix_ms: u64,
+}
+
+/// A lease as stored.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LeaseRow {
+    /// Game kind name.
+    pub game_kind: String,
+    /// Start position bytes.
+    pub start_state: Vec<u8>,
+    /// Seed.
+    pub seed: u64,
+    /// `PositionSource` as its proto number.
+    pub source: i32,
+}
+
+/// One acknowledged game to stage.
+#[derive(Clone, Debug)]
+pub struct StagedGame {
+    /// Its id.
+    pub game_id: String,
+    /// The submitted `GameRecord`, protobuf-encoded.
+    pub record: Vec<u8>,
+    /// Positions it adds.
+    pub positions: u64,
+    /// The lease it finishes (0: none).
+    pub lease_id: u64,
+}
+
+/// Counters kept in the database.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Games acknowledged.
+    pub games_stored: u64,
+    /// Positions of those games.
+    pub positions_stored: u64,
+    /// Positions in finished Parquet files.
+    pub positions_in_parquet: u64,
+}
+
+/// The database.
+pub struct Store {
+    db: Database,
+    dir: PathBuf,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Store {
+    /// Opens (or creates) the database in `run_dir`, and the `games/` directory beside it.
+    ///
+    /// # Errors
+    /// [`StoreError`] if the directory or database cannot be opened.
+    pub fn open(run_dir: &Path) -> Result<Store, StoreError> {
+        std::fs::create_dir_all(run_dir.join("games"))?;
+        let db = Database::create(run_dir.join("coordinator.redb"))?;
+        let txn = db.begin_write()?;
+        {
+            txn.open_table(STAGED)?;
+            txn.open_table(GAMES)?;
+            txn.open_table(FILES)?;
+            txn.open_table(LEASES)?;
+            txn.open_table(META)?;
+            txn.open_table(MODELS)?;
+        }
+        txn.commit()?;
+        Ok(Store { db, dir: run_dir.join("games") })
+    }
+
+    /// The directory holding the Parquet files.
+    pub fn games_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every stored game id.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure.
+    pub fn game_ids(&self) -> Result<HashSet<String>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let t = txn.open_table(GAMES)?;
+        let mut out = HashSet::new();
+        for entry in t.iter()? {
+            let (k, _) = entry?;
+            out.insert(k.value().to_string());
+        }
+        Ok(out)
+    }
+
+    /// The counters.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure.
+    pub fn counters(&self) -> Result<Counters, StoreError> {
+        let txn = self.db.begin_read()?;
+        let t = txn.open_table(META)?;
+        let get = |k: &str| -> Result<u64, StoreError> { Ok(t.get(k)?.map_or(0, |v| v.value())) };
+        Ok(Counters {
+            games_stored: get("games_stored")?,
+            positions_stored: get("positions_stored")?,
+            positions_in_parquet: get("positions_in_parquet")?,
+        })
+    }
+
+    /// Reads a `u64` from the meta table.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure.
+    pub fn meta(&self, key: &str) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        let t = txn.open_table(META)?;
+        Ok(t.get(key)?.map_or(0, |v| v.value()))
+    }
+
+    /// Stages games durably, in one transaction (group commit), and drops the leases they
+    /// finish. Games whose id is already stored are skipped; their indices are returned.
+    ///
+    /// # Errors
+    /// [`StoreError`] if the transaction fails; then nothing of it is stored.
+    pub fn stage(&self, games: &[StagedGame]) -> Result<Vec<usize>, StoreError> {
+        let txn = self.db.begin_write()?;
+        let mut dups = Vec::new();
+        {
+            let mut staged = txn.open_table(STAGED)?;
+            let mut ids = txn.open_table(GAMES)?;
+            let mut leases = txn.open_table(LEASES)?;
+            let mut meta = txn.open_table(META)?;
+            let mut seq = meta.get("next_seq")?.map_or(1, |v| v.value());
+            let (mut games_n, mut positions_n) = (0u64, 0u64);
+            for (i, g) in games.iter().enumerate() {
+                if ids.get(g.game_id.as_str())?.is_some() {
+                    dups.push(i);
+                    continue;
+                }
+                staged.insert(seq, g.record.as_slice())?;
+                ids.insert(g.game_id.as_str(), seq)?;
+                if g.lease_id != 0 {
+                    leases.remove(g.lease_id)?;
+                }
+                seq += 1;
+                games_n += 1;
+                positions_n += g.positions;
+            }
+            meta.insert("next_seq", seq)?;
+            let gs = meta.get("games_stored")?.map_or(0, |v| v.value());
+            meta.insert("games_stored", gs + games_n)?;
+            let ps = meta.get("positions_stored")?.map_or(0, |v| v.value());
+            meta.insert("positions_stored", ps + positions_n)?;
+        }
+        txn.commit()?;
+        Ok(dups)
+    }
+
+    /// Staged games with sequence numbers, oldest first, at most `limit`.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure.
+    pub fn staged(&self, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let t = txn.open_table(STAGED)?;
+        let mut out = Vec::new();
+        for entry in t.iter()?.take(limit) {
+            let (k, v) = entry?;
+            out.push((k.value(), v.value().to_vec()));
+        }
+        Ok(out)
+    }
+
+    /// Number of staged games.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure.
+    pub fn staged_count(&self) -> Result<u64, StoreError> {
+        let txn = self.db.begin_read()?;
+        Ok(txn.open_table(STAGED)?.len()?)
+    }
+
+    /// Lists `file` in the manifest and removes the staged games it covers, atomically.
+    ///
+    /// # Errors
+    /// [`StoreError`] if the transaction fails (the file is then an orphan, removed at the
+    /// next recovery).
+    pub fn finish_compaction(&self, seqs: &[u64], file: &FileEntry) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut staged = txn.open_table(STAGED)?;
+            for s in seqs {
+                staged.remove(*s)?;
+            }
+            let mut files = txn.open_table(FILES)?;
+            let json = serde_json::to_vec(file).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            files.insert(file.name.as_str(), json.as_slice())?;
+            let mut meta = txn.open_table(META)?;
+            let p = meta.get("positions_in_parquet")?.map_or(0, |v| v.value());
+            meta.insert("positions_in_parquet", p + file.rows)?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// The manifest: every finished Parquet file.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure or an unreadable entry.
+    pub fn files(&self) -> Result<Vec<FileEntry>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let t = txn.open_table(FILES)?;
+        let mut out = Vec::new();
+        for entry in t.iter()? {
+            let (_, v) = entry?;
+            out.push(serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+        }
+        Ok(out)
+    }
+
+    /// Removes temporary files and Parquet files the manifest does not list (left by a crash
+    /// during compaction; their games are still staged). Returns the names removed.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database or file system failure.
+    pub fn recover_files(&self) -> Result<Vec<String>, StoreError> {
+        let listed: HashSet<String> = self.files()?.into_iter().map(|f| f.name).collect();
+        let mut removed = Vec::new();
+        for entry in std::fs::read_dir(&self.dir)? {
+            let name = entry?.file_name().to_string_lossy().to_string();
+            let orphan = name.ends_with(".tmp") || (name.ends_with(".parquet") && !listed.contains(&name));
+            if orphan {
+                std::fs::remove_file(self.dir.join(&name))?;
+                removed.push(name);
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Stores leases (and the next lease id), in one transaction; removes `drop_ids`.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure.
+    pub fn put_leases(&self, leases: &[(u64, LeaseRow)], drop_ids: &[u64], next_id: u64) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        {
+            let mut t = txn.open_table(LEASES)?;
+            for id in drop_ids {
+                t.remove(*id)?;
+            }
+            for (id, row) in leases {
+                let json = serde_json::to_vec(row).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                t.insert(*id, json.as_slice())?;
+            }
+            txn.open_table(META)?.insert("next_lease_id", next_id)?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Every stored lease.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure or an unreadable entry.
+    pub fn leases(&self) -> Result<Vec<(u64, LeaseRow)>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let t = txn.open_table(LEASES)?;
+        let mut out = Vec::new();
+        for entry in t.iter()? {
+            let (k, v) = entry?;
+            out.push((k.value(), serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?));
+        }
+        Ok(out)
+    }
+
+    /// Records a published model (its file already in place).
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure.
+    pub fn put_model(&self, m: &ModelEntry) -> Result<(), StoreError> {
+        let txn = self.db.begin_write()?;
+        {
+            let json = serde_json::to_vec(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            txn.open_table(MODELS)?.insert(m.version, json.as_slice())?;
+        }
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Every published model, oldest first.
+    ///
+    /// # Errors
+    /// [`StoreError`] on a database failure or an unreadable entry.
+    pub fn models(&self) -> Result<Vec<ModelEntry>, StoreError> {
+        let txn = self.db.begin_read()?;
+        let t = txn.open_table(MODELS)?;
+        let mut out = Vec::new();
+        for entry in t.iter()? {
+            let (_, v) = entry?;
+            out.push(serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+        }
+        Ok(out)
+    }
+
+    /// A new manifest entry for a file written now.
+    pub fn entry(name: String, rows: u64, games: u64, bytes: u64, first_seq: u64, last_seq: u64) -> FileEntry {
+        FileEntry { name, rows, games, bytes, first_seq, last_seq, created_unix_ms: now_ms() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(id: &str, lease: u64) -> StagedGame {
+        StagedGame { game_id: id.into(), record: id.as_bytes().to_vec(), positions: 10, lease_id: lease }
+    }
+
+    #[test]
+    fn staging_is_durable_deduplicated_and_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open(dir.path()).unwrap();
+            s.put_leases(&[(7, LeaseRow { game_kind: "battlenumber".into(), start_state: vec![1], seed: 3, source: 1 })], &[], 8).unwrap();
+            assert_eq!(s.stage(&[game("a", 7), game("b", 0)]).unwrap(), Vec::<usize>::new());
+            assert_eq!(s.stage(&[game("a", 0), game("c", 0)]).unwrap(), vec![0]);
+            assert!(s.leases().unwrap().is_empty(), "lease 7 finished with game a");
+        }
+        let s = Store::open(dir.path()).unwrap();
+        assert_eq!(s.game_ids().unwrap().len(), 3);
+        assert_eq!(s.counters().unwrap().games_stored, 3);
+        assert_eq!(s.counters().unwrap().positions_stored, 30);
+        let staged = s.staged(10).unwrap();
+        assert_eq!(staged.iter().map(|x| x.0).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(s.meta("next_lease_id").unwrap(), 8);
+        // Compaction of the first two.
+        std::fs::write(s.games_dir().join("f.parquet"), b"x").unwrap();
+        std::fs::write(s.games_dir().join("orphan.parquet"), b"x").unwrap();
+        std::fs::write(s.games_dir().join("g.parquet.tmp"), b"x").unwrap();
+        s.finish_compaction(&[1, 2], &Store::entry("f.parquet".into(), 20, 2, 1, 1, 2)).unwrap();
+        assert_eq!(s.staged_count().unwrap(), 1);
+        let mut removed = s.recover_files().unwrap();
+        removed.sort();
+        assert_eq!(removed, vec!["g.parquet.tmp", "orphan.parquet"]);
+        assert!(s.games_dir().join("f.parquet").exists());
+        assert_eq!(s.counters().unwrap().positions_in_parquet, 20);
+    }
+}

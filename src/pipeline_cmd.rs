@@ -1,0 +1,191 @@
+//! `zeroplay coordinator`, `zeroplay worker` and `zeroplay local` (both in one process).
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use tokio::net::TcpListener;
+use tracing::info;
+use zeroplay_coordinator::CoordinatorConfig;
+use zeroplay_proto::v1 as pb;
+use zeroplay_worker::WorkerConfig;
+
+use crate::cli::{CoordinatorArgs, LocalArgs, WorkerArgs};
+use crate::config::load;
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
+}
+
+/// Completes on Ctrl-C or SIGTERM.
+pub async fn signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(t) => t,
+            Err(_) => {
+                let _ = ctrl_c.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// Runs the coordinator until a signal.
+///
+/// # Errors
+/// Bad configuration, an address that cannot be bound, or a coordinator failure.
+pub fn coordinator(args: CoordinatorArgs) -> Result<()> {
+    let mut cfg: CoordinatorConfig = load(args.config.as_deref())?;
+    if let Some(l) = args.listen {
+        cfg.listen = l;
+    }
+    if let Some(d) = args.data_dir {
+        cfg.data_dir = d;
+    }
+    cfg.validate()?;
+    runtime()?.block_on(async {
+        let listener = TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
+        zeroplay_coordinator::run(cfg, listener, signal()).await?;
+        Ok(())
+    })
+}
+
+/// Runs a worker until a signal (or `--max-games`).
+///
+/// # Errors
+/// Bad configuration or a coordinator that refuses the worker.
+pub fn worker(args: WorkerArgs) -> Result<()> {
+    let mut cfg: WorkerConfig = load(args.config.as_deref())?;
+    if let Some(c) = args.coordinator {
+        cfg.coordinator = c;
+    }
+    if let Some(t) = args.token {
+        cfg.token = t;
+    }
+    if let Some(s) = args.slots {
+        cfg.slots = s;
+    }
+    if let Some(s) = args.spool {
+        cfg.spool_dir = s;
+    }
+    if let Some(n) = args.name {
+        cfg.name = n;
+    }
+    if args.max_games.is_some() {
+        cfg.max_games = args.max_games;
+    }
+    let report = runtime()?.block_on(zeroplay_worker::run(cfg, signal()))?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(())
+}
+
+fn token() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// Runs a coordinator and a worker in one process on loopback, with live progress.
+///
+/// # Errors
+/// Bad configuration, I/O, or a component failure.
+pub fn local(args: LocalArgs) -> Result<()> {
+    let mut cfg: CoordinatorConfig = load(args.config.as_deref())?;
+    let game = match args.game {
+        crate::cli::GameName::Battlenumber => "battlenumber",
+    };
+    cfg.games.retain(|k, _| k == game);
+    if cfg.games.is_empty() {
+        cfg.games.insert(game.into(), Default::default());
+    }
+    if let Some(s) = args.sims {
+        for g in cfg.games.values_mut() {
+            g.settings.full_sims = s;
+            g.settings.fast_sims = g.settings.fast_sims.min(s);
+        }
+    }
+    cfg.listen = "127.0.0.1:0".into();
+    cfg.data_dir = std::path::Path::new("runs").join(&args.name);
+    cfg.auth.worker_token = token();
+    cfg.auth.trainer_token = token();
+    cfg.auth.admin_token = token();
+    cfg.parquet.rotate_seconds = cfg.parquet.rotate_seconds.min(15);
+    cfg.validate()?;
+    let rt = runtime()?;
+    rt.block_on(async move {
+        let listener = TcpListener::bind(&cfg.listen).await?;
+        let addr = listener.local_addr()?;
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|v| *v).await;
+        };
+        let data_dir = cfg.data_dir.clone();
+        let admin = cfg.auth.admin_token.clone();
+        let wcfg = WorkerConfig {
+            coordinator: format!("http://{addr}"),
+            token: cfg.auth.worker_token.clone(),
+            name: "local".into(),
+            slots: args.slots,
+            spool_dir: data_dir.join("spool"),
+            ..WorkerConfig::default()
+        };
+        println!("zeroplay local: {game}, data in {}, coordinator on {addr}", data_dir.display());
+        let coord = tokio::spawn(zeroplay_coordinator::run(cfg, listener, wait(stop_rx.clone())));
+        let worker = tokio::spawn(zeroplay_worker::run(wcfg, wait(stop_rx.clone())));
+
+        let mut status = zeroplay_worker::client(&WorkerConfig { coordinator: format!("http://{addr}"), token: admin, ..WorkerConfig::default() })?;
+        let bar = match args.games {
+            Some(n) => ProgressBar::new(n),
+            None => ProgressBar::new_spinner(),
+        };
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:25} {pos} games  {msg}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        let started = Instant::now();
+        let mut last = pb::StatusResponse::default();
+        let ctrl_c = signal();
+        tokio::pin!(ctrl_c);
+        loop {
+            tokio::select! {
+                _ = &mut ctrl_c => { bar.println("stopping…"); break; }
+                _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+            }
+            if let Ok(s) = status.status(pb::StatusRequest {}).await {
+                last = s.into_inner();
+                let rate = last.games_stored as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_position(last.games_stored);
+                bar.set_message(format!(
+                    "{rate:.2} games/s · {} positions ({} in {} Parquet files) · {} leases out",
+                    last.positions_stored, last.positions_in_parquet, last.parquet_files, last.leases_active
+                ));
+                if args.games.is_some_and(|n| last.games_stored >= n) {
+                    break;
+                }
+            }
+            if coord.is_finished() || worker.is_finished() {
+                break;
+            }
+        }
+        bar.finish_and_clear();
+        let _ = stop_tx.send(true);
+        let report = worker.await??;
+        coord.await??;
+        info!(?report, "worker report");
+        println!(
+            "done: {} games stored ({} positions) in {:.0}s; Parquet files in {}",
+            last.games_stored.max(report.games_submitted),
+            last.positions_stored,
+            started.elapsed().as_secs_f64(),
+            data_dir.join("games").display()
+        );
+        Ok(())
+    })
+}

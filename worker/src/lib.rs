@@ -1,0 +1,544 @@
+//! # zeroplay worker
+//!
+//! Leases start positions from the coordinator and plays MCTS self-play games from them, one
+//! game per core (one search per game, never one game spread over threads). Every finished
+//! game is written to a local spool directory before it is submitted, and deleted only once
+//! the coordinator has acknowledged it (or already has it), so a worker that cannot reach the
+//! coordinator loses nothing: spooled games are sent when it comes back, also after a restart.
+//!
+//! Entry point: [`run`] with a configuration and a shutdown future. On shutdown the worker
+//! abandons the games in progress, hands their leases back, and tries once more to submit
+//! what is spooled.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use engine::battlenumber::BattleNumber;
+use engine::eval::{Evaluator, Rollout, Uniform};
+use engine::game::Game;
+use engine::selfplay::{play_game_until, SelfPlaySettings};
+use prost::Message;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint};
+use tonic::{Code, Status};
+use tracing::{debug, error, info, warn};
+use zeroplay_proto::v1 as pb;
+use zeroplay_proto::v1::coordinator_client::CoordinatorClient;
+
+/// Worker configuration (see `configs/worker.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// Coordinator URL (`http://host:port`, or `https://` with TLS).
+    pub coordinator: String,
+    /// The worker role's bearer token.
+    pub token: String,
+    /// Name shown in the coordinator's logs.
+    pub name: String,
+    /// Games played at once; 0 = one per core.
+    pub slots: usize,
+    /// Directory for finished games not yet acknowledged.
+    pub spool_dir: PathBuf,
+    /// CA certificate (PEM) to trust for TLS; none: plain HTTP/2 or system roots.
+    pub ca_cert: Option<PathBuf>,
+    /// First retry delay after a failed call, in milliseconds (doubles up to the maximum).
+    pub backoff_initial_ms: u64,
+    /// Longest retry delay, in milliseconds.
+    pub backoff_max_ms: u64,
+    /// Stop after this many games have been played and acknowledged (none: run until told).
+    pub max_games: Option<u64>,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            coordinator: "http://127.0.0.1:50051".into(),
+            token: "change-me-worker-token".into(),
+            name: "worker".into(),
+            slots: 0,
+            spool_dir: PathBuf::from("spool"),
+            ca_cert: None,
+            backoff_initial_ms: 200,
+            backoff_max_ms: 10_000,
+            max_games: None,
+        }
+    }
+}
+
+/// Errors that stop a worker.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// Bad configuration.
+    #[error("worker config: {0}")]
+    Config(String),
+    /// The spool directory failed.
+    #[error("spool directory: {0}")]
+    Spool(#[from] std::io::Error),
+    /// The coordinator refused the worker outright.
+    #[error("coordinator refused registration: {0}")]
+    Refused(String),
+}
+
+/// What a worker did, returned when it stops.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct WorkerReport {
+    /// Games played to the end.
+    pub games_played: u64,
+    /// Games acknowledged by the coordinator (including already-stored ones).
+    pub games_submitted: u64,
+    /// Games still in the spool directory.
+    pub games_spooled: u64,
+    /// Seconds spent playing games (search and rules), summed over slots.
+    pub play_seconds: f64,
+    /// Process CPU seconds (Linux; 0 elsewhere).
+    pub cpu_seconds: f64,
+}
+
+/// Adds the bearer token to every call.
+#[derive(Clone)]
+pub struct Bearer(tonic::metadata::MetadataValue<tonic::metadata::Ascii>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, Status> {
+        req.metadata_mut().insert("authorization", self.0.clone());
+        Ok(req)
+    }
+}
+
+/// A coordinator client that sends the worker's token.
+pub type Client = CoordinatorClient<InterceptedService<Channel, Bearer>>;
+
+/// Builds a client for `cfg` (connects lazily and reconnects by itself).
+///
+/// # Errors
+/// [`WorkerError::Config`] for a bad URL, token or certificate.
+pub fn client(cfg: &WorkerConfig) -> Result<Client, WorkerError> {
+    let mut ep = Endpoint::from_shared(cfg.coordinator.clone())
+        .map_err(|e| WorkerError::Config(format!("coordinator URL {:?}: {e}", cfg.coordinator)))?
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(60))
+        .tcp_nodelay(true);
+    if let Some(ca) = &cfg.ca_cert {
+        let pem = std::fs::read(ca).map_err(|e| WorkerError::Config(format!("ca_cert {}: {e}", ca.display())))?;
+        ep = ep
+            .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))
+            .map_err(|e| WorkerError::Config(format!("TLS: {e}")))?;
+    }
+    let token = format!("Bearer {}", cfg.token)
+        .parse()
+        .map_err(|_| WorkerError::Config("token must be printable ASCII".into()))?;
+    Ok(CoordinatorClient::with_interceptor(ep.connect_lazy(), Bearer(token)).max_decoding_message_size(64 << 20))
+}
+
+struct State {
+    cfg: WorkerConfig,
+    worker_id: RwLock<String>,
+    active: Mutex<HashSet<u64>>,
+    abandoned: Mutex<Vec<u64>>,
+    stop: AtomicBool,
+    played: AtomicU64,
+    submitted: AtomicU64,
+    play_nanos: AtomicU64,
+}
+
+impl State {
+    fn id(&self) -> String {
+        self.worker_id.read().expect("not poisoned").clone()
+    }
+    fn done(&self) -> bool {
+        self.cfg.max_games.is_some_and(|m| self.submitted.load(Ordering::Relaxed) >= m)
+    }
+}
+
+fn backoff(cfg: &WorkerConfig, attempt: u32) -> Duration {
+    let ms = cfg.backoff_initial_ms.saturating_mul(1u64 << attempt.min(16)).min(cfg.backoff_max_ms);
+    Duration::from_millis(ms.max(1))
+}
+
+async fn register(client: &mut Client, cfg: &WorkerConfig, slots: usize, stop: &AtomicBool) -> Result<pb::RegisterResponse, WorkerError> {
+    let mut attempt = 0;
+    loop {
+        let req = pb::RegisterRequest { name: cfg.name.clone(), slots: slots as u32, engine_version: engine::ENGINE_VERSION.into() };
+        match client.register(req).await {
+            Ok(r) => return Ok(r.into_inner()),
+            Err(s) if matches!(s.code(), Code::Unauthenticated | Code::PermissionDenied | Code::InvalidArgument) => {
+                return Err(WorkerError::Refused(s.message().to_string()));
+            }
+            Err(s) => {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(WorkerError::Refused("stopped before the coordinator answered".into()));
+                }
+                let wait = backoff(cfg, attempt);
+                warn!(error = %s.message(), retry_in = ?wait, "cannot register with the coordinator");
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+            }
+        }
+    }
+}
+
+/// Plays one leased game; `Ok(None)` if stopped.
+fn play_lease(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option<pb::GameRecord>, String> {
+    match lease.game_kind.as_str() {
+        k if k == BattleNumber::NAME => play_as::<BattleNumber>(lease, stop),
+        other => Err(format!("this worker does not play {other:?}")),
+    }
+}
+
+/// Self-play settings from the wire, checked.
+///
+/// # Errors
+/// A description of the bad value.
+pub fn settings_from_proto(s: &pb::SelfPlaySettings) -> Result<SelfPlaySettings, String> {
+    let out = SelfPlaySettings {
+        full_sims: s.full_sims,
+        fast_sims: s.fast_sims,
+        full_search_probability: s.full_search_probability,
+        dirichlet_alpha: s.dirichlet_alpha,
+        dirichlet_fraction: s.dirichlet_fraction,
+        temperature: s.temperature.iter().map(|t| (t.until_ply, t.temperature)).collect(),
+        resign_threshold: s.resign_threshold,
+        resign_consecutive: s.resign_consecutive,
+        resign_playthrough_fraction: s.resign_playthrough_fraction,
+        c_puct: s.c_puct,
+    };
+    out.validate().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+fn play_as<G: Game>(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option<pb::GameRecord>, String> {
+    let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    if start.outcome().is_some() {
+        return Err(format!("lease {}: the start position is finished", lease.lease_id));
+    }
+    let wire = lease.settings.as_ref().ok_or("lease without settings")?;
+    let settings = settings_from_proto(wire)?;
+    let evaluator: Box<dyn Evaluator<G>> = match wire.evaluator.as_str() {
+        "uniform" => Box::new(Uniform),
+        _ => Box::new(Rollout::default()),
+    };
+    let Some(game) = play_game_until(&start, &settings, evaluator.as_ref(), lease.seed, stop) else {
+        return Ok(None);
+    };
+    let moves = game
+        .moves
+        .iter()
+        .map(|m| pb::MoveRecord {
+            action: m.action.to_string(),
+            chance: m.chance,
+            visits: m.visits.iter().map(|(a, v)| pb::ActionVisits { action: a.to_string(), visits: *v }).collect(),
+            root_value: m.root_value.clamp(-1.0, 1.0),
+            full_search: m.full_search,
+            model_version: lease.model_version,
+        })
+        .collect();
+    Ok(Some(pb::GameRecord {
+        game_id: format!("{:032x}", rand::random::<u128>()),
+        game_kind: G::NAME.into(),
+        seed: lease.seed,
+        engine_version: engine::ENGINE_VERSION.into(),
+        encoding_version: G::STATE_VERSION as u32,
+        model_version: lease.model_version,
+        start_state: lease.start_state.clone(),
+        moves,
+        resigned: game.resigned.is_some(),
+        resigned_seat: game.resigned.map_or(0, |s| s.index() as u32),
+        would_have_resigned: game.would_have_resigned,
+    }))
+}
+
+/// Writes a submission to the spool durably (temporary name, fsync, rename).
+fn spool(dir: &Path, req: &pb::SubmitGameRequest) -> std::io::Result<PathBuf> {
+    let id = req.game.as_ref().map_or("unknown", |g| g.game_id.as_str());
+    let path = dir.join(format!("{id}.pb"));
+    let tmp = dir.join(format!("{id}.pb.tmp"));
+    std::fs::write(&tmp, req.encode_to_vec())?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+fn spooled(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> =
+        std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "pb")).collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Submits one spooled game until it is acknowledged, refused, or the deadline passes.
+/// Returns true when the file is settled (deleted or moved aside).
+async fn submit_file(client: &mut Client, state: &State, path: &Path, deadline: Option<Instant>) -> bool {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            error!(file = %path.display(), error = %e, "cannot read spooled game");
+            return false;
+        }
+    };
+    let mut req = match pb::SubmitGameRequest::decode(bytes.as_slice()) {
+        Ok(r) => r,
+        Err(e) => {
+            error!(file = %path.display(), error = %e, "spooled file is not a game; moved to rejected/");
+            let _ = std::fs::rename(path, state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()));
+            return true;
+        }
+    };
+    let mut attempt = 0;
+    loop {
+        req.worker_id = state.id();
+        match client.submit_game(req.clone()).await {
+            Ok(_) => {
+                debug!(file = %path.display(), "game acknowledged");
+                break;
+            }
+            Err(s) if s.code() == Code::AlreadyExists => break,
+            Err(s) if matches!(s.code(), Code::InvalidArgument | Code::ResourceExhausted | Code::OutOfRange) => {
+                error!(file = %path.display(), error = %s.message(), "coordinator refused the game; moved to rejected/");
+                let _ = std::fs::rename(path, state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()));
+                return true;
+            }
+            Err(s) => {
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    return false;
+                }
+                let wait = backoff(&state.cfg, attempt);
+                warn!(error = %s.message(), retry_in = ?wait, "submission failed; the game stays spooled");
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+            }
+        }
+    }
+    if let Err(e) = std::fs::remove_file(path) {
+        warn!(file = %path.display(), error = %e, "cannot remove acknowledged game from the spool");
+    }
+    state.submitted.fetch_add(1, Ordering::Relaxed);
+    true
+}
+
+fn process_cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let Some(rest) = stat.rsplit_once(')').map(|x| x.1) else { return 0.0 };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of /proc/self/stat: 12 and 13 after the name.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Runs the worker until `shutdown` completes (or `max_games` are acknowledged).
+///
+/// # Errors
+/// [`WorkerError`] for a bad configuration, an unusable spool directory, or a coordinator
+/// that refuses the worker's token or engine version.
+pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()> + Send) -> Result<WorkerReport, WorkerError> {
+    if cfg.backoff_initial_ms == 0 || cfg.backoff_max_ms < cfg.backoff_initial_ms {
+        return Err(WorkerError::Config("need 0 < backoff_initial_ms <= backoff_max_ms".into()));
+    }
+    std::fs::create_dir_all(cfg.spool_dir.join("rejected"))?;
+    let slots = if cfg.slots == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cfg.slots };
+    let mut client = client(&cfg)?;
+    let state = Arc::new(State {
+        cfg: cfg.clone(),
+        worker_id: RwLock::new(String::new()),
+        active: Mutex::new(HashSet::new()),
+        abandoned: Mutex::new(Vec::new()),
+        stop: AtomicBool::new(false),
+        played: AtomicU64::new(0),
+        submitted: AtomicU64::new(0),
+        play_nanos: AtomicU64::new(0),
+    });
+    tokio::pin!(shutdown);
+    let reg = tokio::select! {
+        r = register(&mut client, &cfg, slots, &state.stop) => r?,
+        _ = &mut shutdown => return Ok(WorkerReport { games_spooled: spooled(&cfg.spool_dir)?.len() as u64, ..Default::default() }),
+    };
+    *state.worker_id.write().expect("not poisoned") = reg.worker_id.clone();
+    info!(worker = %reg.worker_id, slots, coordinator = %cfg.coordinator, "worker registered");
+
+    // Submitter: first whatever an earlier run left in the spool, then each new game.
+    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<PathBuf>();
+    for p in spooled(&cfg.spool_dir)? {
+        info!(file = %p.display(), "resubmitting a game left in the spool");
+        let _ = done_tx.send(p);
+    }
+    let submitter = {
+        let (state, mut client) = (state.clone(), client.clone());
+        tokio::spawn(async move {
+            while let Some(path) = done_rx.recv().await {
+                if state.stop.load(Ordering::Relaxed) {
+                    // Shutting down: one more try each, bounded in time; the rest stay spooled.
+                    submit_file(&mut client, &state, &path, Some(Instant::now() + Duration::from_secs(3))).await;
+                } else {
+                    submit_file(&mut client, &state, &path, None).await;
+                }
+            }
+        })
+    };
+
+    // Slots: one OS thread per concurrent game.
+    let (lease_tx, lease_rx) = mpsc::channel::<pb::Lease>(slots);
+    let lease_rx = Arc::new(Mutex::new(lease_rx));
+    let mut threads = Vec::new();
+    for slot in 0..slots {
+        let (state, lease_rx, done_tx) = (state.clone(), lease_rx.clone(), done_tx.clone());
+        threads.push(
+            std::thread::Builder::new()
+                .name(format!("selfplay-{slot}"))
+                .spawn(move || loop {
+                    let lease = lease_rx.lock().expect("not poisoned").blocking_recv();
+                    let Some(lease) = lease else { return };
+                    if state.stop.load(Ordering::Relaxed) {
+                        state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                        continue;
+                    }
+                    let t = Instant::now();
+                    let stop = || state.stop.load(Ordering::Relaxed);
+                    let result = play_lease(&lease, &stop);
+                    state.play_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    match result {
+                        Ok(Some(game)) => {
+                            state.played.fetch_add(1, Ordering::Relaxed);
+                            let req = pb::SubmitGameRequest { worker_id: String::new(), lease_id: lease.lease_id, game: Some(game) };
+                            match spool(&state.cfg.spool_dir, &req) {
+                                Ok(path) => {
+                                    let _ = done_tx.send(path);
+                                }
+                                Err(e) => error!(error = %e, "cannot spool a finished game; it is lost"),
+                            }
+                            state.active.lock().expect("not poisoned").remove(&lease.lease_id);
+                        }
+                        Ok(None) => {
+                            state.active.lock().expect("not poisoned").remove(&lease.lease_id);
+                            state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                        }
+                        Err(e) => {
+                            error!(lease = lease.lease_id, error = %e, "cannot play lease; handing it back");
+                            state.active.lock().expect("not poisoned").remove(&lease.lease_id);
+                            state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                        }
+                    }
+                })
+                .expect("spawn self-play thread"),
+        );
+    }
+    drop(done_tx);
+
+    // Leaser: keeps every slot fed.
+    let leaser = {
+        let (state, mut client) = (state.clone(), client.clone());
+        tokio::spawn(async move {
+            let mut attempt = 0;
+            while !state.stop.load(Ordering::Relaxed) {
+                let Ok(permit) = lease_tx.reserve().await else { return };
+                let want = lease_tx.capacity() as u32 + 1;
+                let req = pb::LeaseRequest { worker_id: state.id(), max_positions: want };
+                match client.lease_positions(req).await {
+                    Ok(r) => {
+                        attempt = 0;
+                        let mut leases = r.into_inner().leases.into_iter();
+                        let Some(first) = leases.next() else {
+                            drop(permit);
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            continue;
+                        };
+                        let mut active = state.active.lock().expect("not poisoned");
+                        active.insert(first.lease_id);
+                        permit.send(first);
+                        for l in leases {
+                            active.insert(l.lease_id);
+                            if let Err(e) = lease_tx.try_send(l) {
+                                let l = match e {
+                                    mpsc::error::TrySendError::Full(l) | mpsc::error::TrySendError::Closed(l) => l,
+                                };
+                                active.remove(&l.lease_id);
+                                state.abandoned.lock().expect("not poisoned").push(l.lease_id);
+                            }
+                        }
+                    }
+                    Err(s) => {
+                        drop(permit);
+                        if s.code() == Code::NotFound {
+                            // The coordinator restarted and forgot us: the heartbeat re-registers.
+                            tokio::time::sleep(Duration::from_millis(200)).await;
+                            continue;
+                        }
+                        let wait = backoff(&state.cfg, attempt);
+                        warn!(error = %s.message(), retry_in = ?wait, "cannot lease positions");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                    }
+                }
+            }
+        })
+    };
+
+    // Heartbeat: renews leases; re-registers after a coordinator restart.
+    let heartbeat = {
+        let (state, mut client, cfg) = (state.clone(), client.clone(), cfg.clone());
+        let every = Duration::from_millis(reg.heartbeat_interval_ms.max(10));
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                let ids: Vec<u64> = state.active.lock().expect("not poisoned").iter().copied().collect();
+                let req = pb::HeartbeatRequest { worker_id: state.id(), lease_ids: ids, games_finished: 0 };
+                match client.heartbeat(req).await {
+                    Ok(_) => {}
+                    Err(s) if s.code() == Code::NotFound => {
+                        if let Ok(r) = register(&mut client, &cfg, slots, &state.stop).await {
+                            info!(worker = %r.worker_id, "registered again (the coordinator restarted)");
+                            *state.worker_id.write().expect("not poisoned") = r.worker_id;
+                        }
+                    }
+                    Err(s) => debug!(error = %s.message(), "heartbeat failed"),
+                }
+            }
+        })
+    };
+
+    // Wait for the end: a signal, or enough games acknowledged.
+    let watch = {
+        let state = state.clone();
+        async move {
+            while !state.done() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    tokio::select! {
+        _ = &mut shutdown => info!("worker stopping: abandoning games in progress and handing back their leases"),
+        _ = watch => info!("worker reached max_games"),
+    }
+    state.stop.store(true, Ordering::Relaxed);
+    leaser.abort();
+    let _ = leaser.await;
+    // The leaser owned the sender: the slots drain the queue (abandoning) and exit.
+    let joined = tokio::task::spawn_blocking(move || threads.into_iter().for_each(|t| t.join().unwrap_or_default()));
+    let _ = joined.await;
+    heartbeat.abort();
+    let mut to_release: Vec<u64> = std::mem::take(&mut *state.abandoned.lock().expect("not poisoned"));
+    to_release.extend(state.active.lock().expect("not poisoned").drain());
+    if !to_release.is_empty() {
+        let req = pb::ReleaseRequest { worker_id: state.id(), lease_ids: to_release.clone() };
+        match tokio::time::timeout(Duration::from_secs(3), client.release_leases(req)).await {
+            Ok(Ok(r)) => info!(released = r.into_inner().released, "leases handed back"),
+            _ => warn!(leases = to_release.len(), "could not hand leases back; they expire on the coordinator"),
+        }
+    }
+    let _ = submitter.await;
+    let report = WorkerReport {
+        games_played: state.played.load(Ordering::Relaxed),
+        games_submitted: state.submitted.load(Ordering::Relaxed),
+        games_spooled: spooled(&cfg.spool_dir)?.len() as u64,
+        play_seconds: state.play_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+        cpu_seconds: process_cpu_seconds(),
+    };
+    info!(?report, "worker stopped");
+    Ok(report)
+}
