@@ -52,6 +52,10 @@ pub enum Command {
     ///
     /// Example: zeroplay coordinator --config configs/coordinator.toml
     Coordinator(CoordinatorArgs),
+    /// Measure: coordinator ingest with simulated workers, and more (see `bench --help`).
+    ///
+    /// Example: zeroplay bench ingest --workers 8,64,512
+    Bench(crate::bench_cmd::BenchArgs),
     /// Run a self-play worker against a coordinator.
     ///
     /// Example: zeroplay worker --coordinator http://10.0.0.5:50051 --token $ZEROPLAY_WORKER_TOKEN

@@ -16,5 +16,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Local(args) => crate::pipeline_cmd::local(args),
         Command::Coordinator(args) => crate::pipeline_cmd::coordinator(args),
         Command::Worker(args) => crate::pipeline_cmd::worker(args),
+        Command::Bench(args) => crate::bench_cmd::run(args),
     }
 }

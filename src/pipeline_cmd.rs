@@ -52,7 +52,8 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<()> {
     }
     cfg.validate()?;
     runtime()?.block_on(async {
-        let listener = TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
+        let listener =
+            TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
         zeroplay_coordinator::run(cfg, listener, signal()).await?;
         Ok(())
     })
@@ -116,12 +117,14 @@ pub fn local(args: LocalArgs) -> Result<()> {
     cfg.auth.trainer_token = token();
     cfg.auth.admin_token = token();
     cfg.parquet.rotate_seconds = cfg.parquet.rotate_seconds.min(15);
+
     cfg.validate()?;
     let rt = runtime()?;
     rt.block_on(async move {
         let listener = TcpListener::bind(&cfg.listen).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let (stop_worker_tx, stop_worker_rx) = tokio::sync::watch::channel(false);
         let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|v| *v).await;
         };
@@ -137,9 +140,25 @@ pub fn local(args: LocalArgs) -> Result<()> {
         };
         println!("zeroplay local: {game}, data in {}, coordinator on {addr}", data_dir.display());
         let coord = tokio::spawn(zeroplay_coordinator::run(cfg, listener, wait(stop_rx.clone())));
-        let worker = tokio::spawn(zeroplay_worker::run(wcfg, wait(stop_rx.clone())));
+        let mut status = zeroplay_worker::client(&WorkerConfig {
+            coordinator: format!("http://{addr}"),
+            token: admin,
+            ..WorkerConfig::default()
+        })?;
+        // Games already in this run directory from an earlier session.
+        let base = loop {
+            match status.status(pb::StatusRequest {}).await {
+                Ok(s) => break s.into_inner().games_stored,
+                Err(_) if !coord.is_finished() => tokio::time::sleep(Duration::from_millis(50)).await,
+                Err(e) => {
+                    let _ = stop_tx.send(true);
+                    coord.await??;
+                    anyhow::bail!("coordinator did not start: {e}");
+                }
+            }
+        };
+        let worker = tokio::spawn(zeroplay_worker::run(wcfg, wait(stop_worker_rx)));
 
-        let mut status = zeroplay_worker::client(&WorkerConfig { coordinator: format!("http://{addr}"), token: admin, ..WorkerConfig::default() })?;
         let bar = match args.games {
             Some(n) => ProgressBar::new(n),
             None => ProgressBar::new_spinner(),
@@ -160,13 +179,14 @@ pub fn local(args: LocalArgs) -> Result<()> {
             }
             if let Ok(s) = status.status(pb::StatusRequest {}).await {
                 last = s.into_inner();
-                let rate = last.games_stored as f64 / started.elapsed().as_secs_f64().max(1e-3);
-                bar.set_position(last.games_stored);
+                let new = last.games_stored.saturating_sub(base);
+                let rate = new as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_position(new);
                 bar.set_message(format!(
                     "{rate:.2} games/s · {} positions ({} in {} Parquet files) · {} leases out",
                     last.positions_stored, last.positions_in_parquet, last.parquet_files, last.leases_active
                 ));
-                if args.games.is_some_and(|n| last.games_stored >= n) {
+                if args.games.is_some_and(|n| new >= n) {
                     break;
                 }
             }
@@ -175,13 +195,15 @@ pub fn local(args: LocalArgs) -> Result<()> {
             }
         }
         bar.finish_and_clear();
-        let _ = stop_tx.send(true);
+        // The worker first, so it can submit what it has finished; then the coordinator.
+        let _ = stop_worker_tx.send(true);
         let report = worker.await??;
+        let _ = stop_tx.send(true);
         coord.await??;
         info!(?report, "worker report");
         println!(
-            "done: {} games stored ({} positions) in {:.0}s; Parquet files in {}",
-            last.games_stored.max(report.games_submitted),
+            "done: {} games stored in this run directory ({} positions) after {:.0}s; Parquet files in {}",
+            last.games_stored,
             last.positions_stored,
             started.elapsed().as_secs_f64(),
             data_dir.join("games").display()

@@ -64,11 +64,14 @@ pub struct LeaseConfig {
     pub heartbeat_interval_ms: u64,
     /// Most leases one request may take.
     pub max_per_request: u32,
+    /// Stop drawing new positions after this many (leases handed back are still handed out
+    /// again until finished); none: unlimited. `zeroplay local --games N` uses it.
+    pub max_leases: Option<u64>,
 }
 
 impl Default for LeaseConfig {
     fn default() -> Self {
-        LeaseConfig { ttl_ms: 30_000, heartbeat_interval_ms: 5_000, max_per_request: 64 }
+        LeaseConfig { ttl_ms: 30_000, heartbeat_interval_ms: 5_000, max_per_request: 64, max_leases: None }
     }
 }
 
@@ -207,15 +210,25 @@ impl CoordinatorConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         let bad = |m: String| Err(ConfigError(m));
         let a = &self.auth;
-        for (name, t) in [("worker_token", &a.worker_token), ("trainer_token", &a.trainer_token), ("admin_token", &a.admin_token)] {
+        for (name, t) in [
+            ("worker_token", &a.worker_token),
+            ("trainer_token", &a.trainer_token),
+            ("admin_token", &a.admin_token),
+        ] {
             if t.len() < 16 {
                 return bad(format!("auth.{name} must be at least 16 characters"));
             }
         }
-        if a.worker_token == a.trainer_token || a.worker_token == a.admin_token || a.trainer_token == a.admin_token {
+        if a.worker_token == a.trainer_token
+            || a.worker_token == a.admin_token
+            || a.trainer_token == a.admin_token
+        {
             return bad("auth tokens must differ between roles".into());
         }
-        if self.leases.ttl_ms < 100 || self.leases.heartbeat_interval_ms == 0 || self.leases.heartbeat_interval_ms >= self.leases.ttl_ms {
+        if self.leases.ttl_ms < 100
+            || self.leases.heartbeat_interval_ms == 0
+            || self.leases.heartbeat_interval_ms >= self.leases.ttl_ms
+        {
             return bad("leases: need ttl_ms >= 100 and 0 < heartbeat_interval_ms < ttl_ms".into());
         }
         if self.leases.max_per_request == 0 || self.leases.max_per_request > 4096 {

@@ -97,7 +97,11 @@ pub fn validate(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<PositionRo
         return Err(malformed("engine_version must be 1 to 64 characters"));
     }
     if game.moves.len() > limits.max_moves {
-        return Err(ValidationError::Oversized(format!("{} moves (limit {})", game.moves.len(), limits.max_moves)));
+        return Err(ValidationError::Oversized(format!(
+            "{} moves (limit {})",
+            game.moves.len(),
+            limits.max_moves
+        )));
     }
     if game.encoding_version != kind.encoding_version() {
         return Err(malformed(format!(
@@ -182,7 +186,8 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
         });
     }
     let outcome: Outcome = if game.resigned {
-        let seat = Seat::from_index(game.resigned_seat as usize).ok_or_else(|| malformed("resigned_seat must be 0 or 1"))?;
+        let seat = Seat::from_index(game.resigned_seat as usize)
+            .ok_or_else(|| malformed("resigned_seat must be 0 or 1"))?;
         if state.outcome().is_some() {
             return Err(malformed("resigned after the game had ended"));
         }

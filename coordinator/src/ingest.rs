@@ -3,8 +3,8 @@
 //! compactor thread that turns staged games into Parquet files when enough have gathered or
 //! the oldest has waited long enough.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use tracing::{error, info, warn};
 use zeroplay_proto::v1 as pb;
 
-use crate::games::{validate, Limits};
+use crate::games::{Limits, validate};
 use crate::rows::write_file;
 use crate::store::{StagedGame, Store, StoreError};
 
@@ -45,7 +45,11 @@ pub struct StageRequest {
 }
 
 /// Runs the writer until every sender is dropped.
-pub fn spawn_writer(store: Arc<Store>, stats: Arc<Stats>, mut rx: mpsc::Receiver<StageRequest>) -> JoinHandle<()> {
+pub fn spawn_writer(
+    store: Arc<Store>,
+    stats: Arc<Stats>,
+    mut rx: mpsc::Receiver<StageRequest>,
+) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("coordinator-writer".into())
         .spawn(move || {
@@ -142,7 +146,12 @@ pub fn compact_once(store: &Store, stats: &Stats, max_positions: u64) -> Result<
 }
 
 /// Runs the compactor until `stop` is set, then compacts everything left.
-pub fn spawn_compactor(store: Arc<Store>, stats: Arc<Stats>, policy: CompactPolicy, stop: Arc<AtomicBool>) -> JoinHandle<()> {
+pub fn spawn_compactor(
+    store: Arc<Store>,
+    stats: Arc<Stats>,
+    policy: CompactPolicy,
+    stop: Arc<AtomicBool>,
+) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name("coordinator-compactor".into())
         .spawn(move || {

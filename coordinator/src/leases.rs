@@ -149,7 +149,10 @@ impl Sources {
         let (state, source) = match Self::pick(&mut self.rng, &w) {
             1 => {
                 let plies = self.rng.random_range(s.random_opening_min_plies..=s.random_opening_max_plies);
-                (games::random_opening(g.kind, &g.cfg.options, plies, seed ^ 0x5eed), PositionSource::RandomOpening)
+                (
+                    games::random_opening(g.kind, &g.cfg.options, plies, seed ^ 0x5eed),
+                    PositionSource::RandomOpening,
+                )
             }
             2 => (g.forks[self.rng.random_range(0..g.forks.len())].clone(), PositionSource::Fork),
             3 => (g.user[self.rng.random_range(0..g.user.len())].clone(), PositionSource::UserFile),
@@ -188,6 +191,10 @@ pub struct Leases {
     ttl: Duration,
     /// Leases that expired.
     pub expired: u64,
+    /// New positions drawn so far.
+    pub drawn: u64,
+    /// Most new positions to draw.
+    pub max_drawn: Option<u64>,
 }
 
 /// What a grant changes in the database.
@@ -198,13 +205,34 @@ pub struct Grant {
     pub replaced: Vec<u64>,
     /// Next lease id to store.
     pub next_id: u64,
+    /// New positions drawn so far, to store.
+    pub drawn: u64,
 }
 
 impl Leases {
     /// A table with leases recovered from the database, all queued to be handed out again.
-    pub fn new(ttl: Duration, stored: Vec<(u64, LeaseRow)>, next_id: u64) -> Leases {
+    pub fn new(
+        ttl: Duration,
+        stored: Vec<(u64, LeaseRow)>,
+        next_id: u64,
+        drawn: u64,
+        max_drawn: Option<u64>,
+    ) -> Leases {
         let max_id = stored.iter().map(|(id, _)| *id).max().unwrap_or(0);
-        Leases { active: HashMap::new(), requeue: stored.into_iter().collect(), next_id: next_id.max(max_id + 1).max(1), ttl, expired: 0 }
+        Leases {
+            active: HashMap::new(),
+            requeue: stored.into_iter().collect(),
+            next_id: next_id.max(max_id + 1).max(1),
+            ttl,
+            expired: 0,
+            drawn,
+            max_drawn,
+        }
+    }
+
+    /// Positions waiting to be handed out again.
+    pub fn queued(&self) -> usize {
+        self.requeue.len()
     }
 
     /// Leases out now.
@@ -218,18 +246,23 @@ impl Leases {
         let mut replaced = Vec::new();
         for _ in 0..n {
             let id = self.next_id;
-            self.next_id += 1;
             let row = match self.requeue.pop_front() {
                 Some((old, row)) => {
                     replaced.push(old);
                     row
                 }
-                None => sources.draw(id),
+                None if self.max_drawn.is_some_and(|m| self.drawn >= m) => break,
+                None => {
+                    self.drawn += 1;
+                    sources.draw(id)
+                }
             };
-            self.active.insert(id, Active { row: row.clone(), worker: worker.to_string(), expires: now + self.ttl });
+            self.next_id += 1;
+            self.active
+                .insert(id, Active { row: row.clone(), worker: worker.to_string(), expires: now + self.ttl });
             granted.push((id, row));
         }
-        Grant { granted, replaced, next_id: self.next_id }
+        Grant { granted, replaced, next_id: self.next_id, drawn: self.drawn }
     }
 
     /// Renews `worker`'s leases; returns the ids it does not hold.
@@ -265,7 +298,8 @@ impl Leases {
 
     /// Requeues expired leases; returns how many.
     pub fn sweep(&mut self, now: Instant) -> usize {
-        let expired: Vec<u64> = self.active.iter().filter(|(_, a)| a.expires <= now).map(|(id, _)| *id).collect();
+        let expired: Vec<u64> =
+            self.active.iter().filter(|(_, a)| a.expires <= now).map(|(id, _)| *id).collect();
         for id in &expired {
             let a = self.active.remove(id).expect("listed");
             self.requeue.push_back((*id, a.row));
@@ -283,7 +317,7 @@ mod tests {
     fn expired_and_released_leases_are_handed_out_again_first() {
         let cfg = CoordinatorConfig::default();
         let mut sources = Sources::new(&cfg).unwrap();
-        let mut leases = Leases::new(Duration::from_millis(100), vec![], 1);
+        let mut leases = Leases::new(Duration::from_millis(100), vec![], 1, 0, None);
         let t0 = Instant::now();
         let g = leases.grant("w1", 3, &mut sources, t0);
         assert_eq!(g.granted.len(), 3);
@@ -301,6 +335,20 @@ mod tests {
         for (old, row) in g.granted.iter().skip(1).chain(g.granted.iter().take(1)) {
             assert!(again.contains(&row), "position of lease {old} handed out again");
         }
+    }
+
+    #[test]
+    fn max_leases_stops_drawing_but_requeued_positions_still_go_out() {
+        let mut sources = Sources::new(&CoordinatorConfig::default()).unwrap();
+        let mut leases = Leases::new(Duration::from_millis(100), vec![], 1, 0, Some(3));
+        let t0 = Instant::now();
+        let g = leases.grant("w", 5, &mut sources, t0);
+        assert_eq!(g.granted.len(), 3);
+        assert!(leases.grant("w", 5, &mut sources, t0).granted.is_empty());
+        leases.release("w", &[g.granted[0].0]);
+        assert_eq!(leases.queued(), 1);
+        assert_eq!(leases.grant("w", 5, &mut sources, t0).granted.len(), 1);
+        assert_eq!(leases.queued(), 0);
     }
 
     #[test]
@@ -325,7 +373,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("pos.jsonl");
         let good = to_hex(&games::initial_state(GameKind::BattleNumber, &Default::default()));
-        std::fs::write(&p, format!("# comment\n{{\"game\":\"battlenumber\",\"state_hex\":\"{good}\"}}\n")).unwrap();
+        std::fs::write(&p, format!("# comment\n{{\"game\":\"battlenumber\",\"state_hex\":\"{good}\"}}\n"))
+            .unwrap();
         assert_eq!(read_positions_file(&p, GameKind::BattleNumber).unwrap().len(), 1);
         std::fs::write(&p, format!("{{\"game\":\"battlenumber\",\"state_hex\":\"{good}\"}}\n{{\"game\":\"battlenumber\",\"state_hex\":\"00ff\"}}\n")).unwrap();
         let e = read_positions_file(&p, GameKind::BattleNumber).unwrap_err();

@@ -28,7 +28,7 @@ use zeroplay_proto::v1::coordinator_server::CoordinatorServer;
 
 pub use config::CoordinatorConfig;
 
-use crate::ingest::{spawn_compactor, spawn_writer, CompactPolicy, Stats};
+use crate::ingest::{CompactPolicy, Stats, spawn_compactor, spawn_writer};
 use crate::leases::{Leases, Sources};
 use crate::service::{AuthInterceptor, CoordinatorService, Shared};
 use crate::store::Store;
@@ -58,12 +58,19 @@ pub enum RunError {
 ///
 /// # Errors
 /// [`RunError`] if the configuration, data directory, database or server fails.
-pub async fn run(cfg: CoordinatorConfig, listener: TcpListener, shutdown: impl Future<Output = ()> + Send) -> Result<(), RunError> {
+pub async fn run(
+    cfg: CoordinatorConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RunError> {
     cfg.validate()?;
     std::fs::create_dir_all(&cfg.data_dir).map_err(store::StoreError::Io)?;
     let resolved = toml::to_string(&cfg).map_err(|e| config::ConfigError(e.to_string()))?;
-    std::fs::write(cfg.data_dir.join("coordinator.resolved.toml"), format!("# The coordinator's resolved configuration.\n{resolved}"))
-        .map_err(store::StoreError::Io)?;
+    std::fs::write(
+        cfg.data_dir.join("coordinator.resolved.toml"),
+        format!("# The coordinator's resolved configuration.\n{resolved}"),
+    )
+    .map_err(store::StoreError::Io)?;
     let store = Arc::new(Store::open(&cfg.data_dir)?);
     let removed = store.recover_files()?;
     if !removed.is_empty() {
@@ -76,7 +83,13 @@ pub async fn run(cfg: CoordinatorConfig, listener: TcpListener, shutdown: impl F
     stats.positions_in_parquet.store(counters.positions_in_parquet, Ordering::Relaxed);
     stats.parquet_files.store(store.files()?.len() as u64, Ordering::Relaxed);
     let staged = store.staged_count()?;
-    let leases = Leases::new(Duration::from_millis(cfg.leases.ttl_ms), store.leases()?, store.meta("next_lease_id")?);
+    let leases = Leases::new(
+        Duration::from_millis(cfg.leases.ttl_ms),
+        store.leases()?,
+        store.meta("next_lease_id")?,
+        store.meta("leases_drawn")?,
+        cfg.leases.max_leases,
+    );
     let seen = Mutex::new(store.game_ids()?);
     info!(
         dir = %cfg.data_dir.display(),
@@ -89,7 +102,10 @@ pub async fn run(cfg: CoordinatorConfig, listener: TcpListener, shutdown: impl F
     let (tx, rx) = mpsc::channel(8192);
     let writer = spawn_writer(store.clone(), stats.clone(), rx);
     let stop = Arc::new(AtomicBool::new(false));
-    let policy = CompactPolicy { rotate_positions: cfg.parquet.rotate_positions, rotate_after: Duration::from_secs(cfg.parquet.rotate_seconds) };
+    let policy = CompactPolicy {
+        rotate_positions: cfg.parquet.rotate_positions,
+        rotate_after: Duration::from_secs(cfg.parquet.rotate_seconds),
+    };
     let compactor = spawn_compactor(store.clone(), stats.clone(), policy, stop.clone());
 
     let shared = Arc::new(Shared {
@@ -125,8 +141,10 @@ pub async fn run(cfg: CoordinatorConfig, listener: TcpListener, shutdown: impl F
     let svc = tonic::service::interceptor::InterceptedService::new(server, AuthInterceptor::new(&cfg));
     let mut builder = Server::builder();
     if let Some(tls) = &cfg.tls {
-        let cert = std::fs::read(&tls.cert).map_err(|e| RunError::Tls(format!("{}: {e}", tls.cert.display())))?;
-        let key = std::fs::read(&tls.key).map_err(|e| RunError::Tls(format!("{}: {e}", tls.key.display())))?;
+        let cert =
+            std::fs::read(&tls.cert).map_err(|e| RunError::Tls(format!("{}: {e}", tls.cert.display())))?;
+        let key =
+            std::fs::read(&tls.key).map_err(|e| RunError::Tls(format!("{}: {e}", tls.key.display())))?;
         builder = builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
     }
     let addr = listener.local_addr().map_err(store::StoreError::Io)?;

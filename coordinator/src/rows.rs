@@ -162,7 +162,12 @@ pub enum WriteError {
 ///
 /// # Errors
 /// [`WriteError`] on any I/O or encoding failure; the final name is then never created.
-pub fn write_file(dir: &Path, name: &str, rows: &[PositionRow], engine_version: &str) -> Result<u64, WriteError> {
+pub fn write_file(
+    dir: &Path,
+    name: &str,
+    rows: &[PositionRow],
+    engine_version: &str,
+) -> Result<u64, WriteError> {
     let tmp = dir.join(format!("{name}.tmp"));
     let file = File::create(&tmp)?;
     let kinds: BTreeSet<(&str, u32)> = rows.iter().map(|r| (r.game_kind, r.encoding_version)).collect();
@@ -178,9 +183,19 @@ pub fn write_file(dir: &Path, name: &str, rows: &[PositionRow], engine_version: 
         .set_key_value_metadata(Some(kv))
         .set_max_row_group_row_count(Some(64 * 1024))
         .build();
-    let mut writer = ArrowWriter::try_new(file, schema(), Some(props))?;
+    // The same metadata on the Arrow schema, where Arrow readers (pyarrow's `schema.metadata`)
+    // look for it.
+    let meta: std::collections::HashMap<String, String> = props
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    let file_schema = Arc::new(schema().as_ref().clone().with_metadata(meta));
+    let mut writer = ArrowWriter::try_new(file, file_schema.clone(), Some(props))?;
     for chunk in rows.chunks(16 * 1024) {
-        writer.write(&batch(chunk))?;
+        let b = batch(chunk).with_schema(file_schema.clone()).expect("same fields, more metadata");
+        writer.write(&b)?;
     }
     let file = writer.into_inner()?;
     file.sync_all()?;

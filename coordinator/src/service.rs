@@ -17,10 +17,10 @@ use zeroplay_proto::v1 as pb;
 use zeroplay_proto::v1::coordinator_server::Coordinator;
 
 use crate::config::CoordinatorConfig;
-use crate::games::{validate, GameKind, Limits, ValidationError};
+use crate::games::{GameKind, Limits, ValidationError, validate};
 use crate::ingest::{StageRequest, Stats};
 use crate::leases::{Leases, Sources};
-use crate::store::{now_ms, ModelEntry, StagedGame, Store};
+use crate::store::{ModelEntry, StagedGame, Store, now_ms};
 
 /// Authenticated roles.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -110,7 +110,9 @@ impl tonic::service::Interceptor for AuthInterceptor {
             .map(str::to_owned);
         let role = token.and_then(|t| {
             // Compare every token fully so timing does not reveal a prefix.
-            self.tokens.iter().fold(None, |found, (k, r)| if constant_eq(k.as_bytes(), t.as_bytes()) { Some(*r) } else { found })
+            self.tokens.iter().fold(None, |found, (k, r)| {
+                if constant_eq(k.as_bytes(), t.as_bytes()) { Some(*r) } else { found }
+            })
         });
         match role {
             Some(r) => {
@@ -188,7 +190,11 @@ impl CoordinatorService {
         let rows = match validate(&game, &self.limits()) {
             Ok(r) => r,
             Err(e) => {
-                let counter = if matches!(e, ValidationError::Oversized(_)) { &s.stats.rejected_oversized } else { &s.stats.rejected_invalid };
+                let counter = if matches!(e, ValidationError::Oversized(_)) {
+                    &s.stats.rejected_oversized
+                } else {
+                    &s.stats.rejected_invalid
+                };
                 counter.fetch_add(1, Ordering::Relaxed);
                 debug!(game = %game.game_id, error = %e, "game refused");
                 return Err(CoordError::InvalidGame(e));
@@ -199,7 +205,12 @@ impl CoordinatorService {
             return Err(CoordError::Duplicate(game.game_id));
         }
         let (tx, rx) = oneshot::channel();
-        let staged = StagedGame { game_id: game.game_id.clone(), record: game.encode_to_vec(), positions: rows.len() as u64, lease_id: req.lease_id };
+        let staged = StagedGame {
+            game_id: game.game_id.clone(),
+            record: game.encode_to_vec(),
+            positions: rows.len() as u64,
+            lease_id: req.lease_id,
+        };
         let sent = s.ingest.send(StageRequest { game: staged, reply: tx }).await;
         let result = match sent {
             Ok(()) => rx.await.unwrap_or_else(|_| Err("writer stopped".into())),
@@ -236,7 +247,7 @@ impl CoordinatorService {
         let mut sources = s.sources.lock().expect("not poisoned");
         let grant = leases.grant(worker, n, &mut sources, Instant::now());
         s.store
-            .put_leases(&grant.granted, &grant.replaced, grant.next_id)
+            .put_leases(&grant.granted, &grant.replaced, grant.next_id, grant.drawn)
             .map_err(|e| CoordError::Unavailable(e.to_string()))?;
         let out = grant
             .granted
@@ -268,7 +279,11 @@ pub fn settings_to_proto(s: &engine::selfplay::SelfPlaySettings, evaluator: &str
         full_search_probability: s.full_search_probability,
         dirichlet_alpha: s.dirichlet_alpha,
         dirichlet_fraction: s.dirichlet_fraction,
-        temperature: s.temperature.iter().map(|&(until_ply, temperature)| pb::TemperatureStep { until_ply, temperature }).collect(),
+        temperature: s
+            .temperature
+            .iter()
+            .map(|&(until_ply, temperature)| pb::TemperatureStep { until_ply, temperature })
+            .collect(),
         resign_threshold: s.resign_threshold,
         resign_consecutive: s.resign_consecutive,
         resign_playthrough_fraction: s.resign_playthrough_fraction,
@@ -290,7 +305,10 @@ fn announcement(m: &ModelEntry) -> pb::ModelAnnouncement {
 
 #[tonic::async_trait]
 impl Coordinator for CoordinatorService {
-    async fn register(&self, req: Request<pb::RegisterRequest>) -> Result<Response<pb::RegisterResponse>, Status> {
+    async fn register(
+        &self,
+        req: Request<pb::RegisterRequest>,
+    ) -> Result<Response<pb::RegisterResponse>, Status> {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
         if r.engine_version != engine::ENGINE_VERSION {
@@ -304,22 +322,40 @@ impl Coordinator for CoordinatorService {
         if r.name.len() > 128 {
             return Err(CoordError::InvalidArgument("name longer than 128 characters".into()).into());
         }
-        let id = format!("{}-{:016x}", r.name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(40).collect::<String>(), rand::random::<u64>());
+        let id = format!(
+            "{}-{:016x}",
+            r.name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(40).collect::<String>(),
+            rand::random::<u64>()
+        );
         self.shared.workers.lock().expect("not poisoned").insert(id.clone(), Instant::now());
         info!(worker = %id, slots = r.slots, "worker registered");
         let c = &self.shared.cfg.leases;
-        Ok(Response::new(pb::RegisterResponse { worker_id: id, heartbeat_interval_ms: c.heartbeat_interval_ms, lease_ttl_ms: c.ttl_ms }))
+        Ok(Response::new(pb::RegisterResponse {
+            worker_id: id,
+            heartbeat_interval_ms: c.heartbeat_interval_ms,
+            lease_ttl_ms: c.ttl_ms,
+        }))
     }
 
-    async fn heartbeat(&self, req: Request<pb::HeartbeatRequest>) -> Result<Response<pb::HeartbeatResponse>, Status> {
+    async fn heartbeat(
+        &self,
+        req: Request<pb::HeartbeatRequest>,
+    ) -> Result<Response<pb::HeartbeatResponse>, Status> {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
         self.touch(&r.worker_id)?;
-        let unknown = self.shared.leases.lock().expect("not poisoned").renew(&r.worker_id, &r.lease_ids, Instant::now());
+        let unknown = self.shared.leases.lock().expect("not poisoned").renew(
+            &r.worker_id,
+            &r.lease_ids,
+            Instant::now(),
+        );
         Ok(Response::new(pb::HeartbeatResponse { unknown_lease_ids: unknown }))
     }
 
-    async fn lease_positions(&self, req: Request<pb::LeaseRequest>) -> Result<Response<pb::LeaseResponse>, Status> {
+    async fn lease_positions(
+        &self,
+        req: Request<pb::LeaseRequest>,
+    ) -> Result<Response<pb::LeaseResponse>, Status> {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
         self.touch(&r.worker_id)?;
@@ -330,7 +366,10 @@ impl Coordinator for CoordinatorService {
         Ok(Response::new(out))
     }
 
-    async fn release_leases(&self, req: Request<pb::ReleaseRequest>) -> Result<Response<pb::ReleaseResponse>, Status> {
+    async fn release_leases(
+        &self,
+        req: Request<pb::ReleaseRequest>,
+    ) -> Result<Response<pb::ReleaseResponse>, Status> {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
         let n = self.shared.leases.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids);
@@ -338,29 +377,42 @@ impl Coordinator for CoordinatorService {
         Ok(Response::new(pb::ReleaseResponse { released: n as u32 }))
     }
 
-    async fn submit_game(&self, req: Request<pb::SubmitGameRequest>) -> Result<Response<pb::SubmitGameResponse>, Status> {
+    async fn submit_game(
+        &self,
+        req: Request<pb::SubmitGameRequest>,
+    ) -> Result<Response<pb::SubmitGameResponse>, Status> {
         require(&req, &[Role::Worker])?;
         Ok(Response::new(self.submit(req.into_inner()).await?))
     }
 
     type WatchModelsStream = BoxStream<pb::ModelAnnouncement>;
 
-    async fn watch_models(&self, req: Request<pb::WatchModelsRequest>) -> Result<Response<Self::WatchModelsStream>, Status> {
+    async fn watch_models(
+        &self,
+        req: Request<pb::WatchModelsRequest>,
+    ) -> Result<Response<Self::WatchModelsStream>, Status> {
         require(&req, &[Role::Worker, Role::Trainer, Role::Admin])?;
         let rx = self.shared.models.subscribe();
         let current = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?.pop();
         let first = tokio_stream::iter(current.map(|m| Ok(announcement(&m))));
-        let rest = tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(|m| m.ok().map(|m| Ok(announcement(&m))));
+        let rest = tokio_stream::wrappers::BroadcastStream::new(rx)
+            .filter_map(|m| m.ok().map(|m| Ok(announcement(&m))));
         Ok(Response::new(Box::pin(first.chain(rest))))
     }
 
     type DownloadModelStream = BoxStream<pb::ModelChunk>;
 
-    async fn download_model(&self, req: Request<pb::DownloadModelRequest>) -> Result<Response<Self::DownloadModelStream>, Status> {
+    async fn download_model(
+        &self,
+        req: Request<pb::DownloadModelRequest>,
+    ) -> Result<Response<Self::DownloadModelStream>, Status> {
         require(&req, &[Role::Worker, Role::Trainer, Role::Admin])?;
         let v = req.into_inner().version;
         let models = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?;
-        let m = models.into_iter().find(|m| m.version == v).ok_or_else(|| CoordError::NotFound(format!("no model version {v}")))?;
+        let m = models
+            .into_iter()
+            .find(|m| m.version == v)
+            .ok_or_else(|| CoordError::NotFound(format!("no model version {v}")))?;
         let bytes = tokio::fs::read(self.models_dir().join(format!("model-{v:06}.bin")))
             .await
             .map_err(|e| CoordError::Unavailable(e.to_string()))?;
@@ -368,12 +420,22 @@ impl Coordinator for CoordinatorService {
         let chunks: Vec<Result<pb::ModelChunk, Status>> = bytes
             .chunks(CHUNK)
             .enumerate()
-            .map(|(i, c)| Ok(pb::ModelChunk { offset: (i * CHUNK) as u64, data: c.to_vec(), total_size: total, sha256: m.sha256.clone() }))
+            .map(|(i, c)| {
+                Ok(pb::ModelChunk {
+                    offset: (i * CHUNK) as u64,
+                    data: c.to_vec(),
+                    total_size: total,
+                    sha256: m.sha256.clone(),
+                })
+            })
             .collect();
         Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
     }
 
-    async fn publish_model(&self, req: Request<Streaming<pb::PublishModelChunk>>) -> Result<Response<pb::ModelAnnouncement>, Status> {
+    async fn publish_model(
+        &self,
+        req: Request<Streaming<pb::PublishModelChunk>>,
+    ) -> Result<Response<pb::ModelAnnouncement>, Status> {
         require(&req, &[Role::Trainer, Role::Admin])?;
         let mut stream = req.into_inner();
         let mut data = Vec::new();
@@ -382,12 +444,20 @@ impl Coordinator for CoordinatorService {
         while let Some(chunk) = stream.next().await {
             let chunk = chunk?;
             if chunk.total_size > MAX_MODEL {
-                return Err(CoordError::Oversized(format!("model of {} bytes (limit {MAX_MODEL})", chunk.total_size)).into());
+                return Err(CoordError::Oversized(format!(
+                    "model of {} bytes (limit {MAX_MODEL})",
+                    chunk.total_size
+                ))
+                .into());
             }
             if let Some(m) = &meta
-                && (m.sha256 != chunk.sha256 || m.total_size != chunk.total_size || m.game_kind != chunk.game_kind)
+                && (m.sha256 != chunk.sha256
+                    || m.total_size != chunk.total_size
+                    || m.game_kind != chunk.game_kind)
             {
-                return Err(CoordError::InvalidArgument("chunks disagree on the model's metadata".into()).into());
+                return Err(
+                    CoordError::InvalidArgument("chunks disagree on the model's metadata".into()).into()
+                );
             }
             data.extend_from_slice(&chunk.data);
             if data.len() as u64 > chunk.total_size {
@@ -414,7 +484,11 @@ impl Coordinator for CoordinatorService {
         let store = self.shared.store.clone();
         let dir = self.models_dir();
         let entry = tokio::task::spawn_blocking(move || -> Result<ModelEntry, CoordError> {
-            let version = store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?.last().map_or(1, |m| m.version + 1);
+            let version = store
+                .models()
+                .map_err(|e| CoordError::Unavailable(e.to_string()))?
+                .last()
+                .map_or(1, |m| m.version + 1);
             std::fs::create_dir_all(&dir).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let path = dir.join(format!("model-{version:06}.bin"));
             let tmp = path.with_extension("tmp");
@@ -444,12 +518,13 @@ impl Coordinator for CoordinatorService {
         require(&req, &[Role::Worker, Role::Trainer, Role::Admin])?;
         let s = &self.shared;
         let st = &s.stats;
-        let (active, expired) = {
+        let (active, expired, queued, drawn) = {
             let l = s.leases.lock().expect("not poisoned");
-            (l.active() as u64, l.expired)
+            (l.active() as u64, l.expired, l.queued() as u64, l.drawn)
         };
         let ttl = std::time::Duration::from_millis(s.cfg.leases.ttl_ms);
-        let alive = s.workers.lock().expect("not poisoned").values().filter(|t| t.elapsed() < ttl).count() as u64;
+        let alive =
+            s.workers.lock().expect("not poisoned").values().filter(|t| t.elapsed() < ttl).count() as u64;
         let model_version = s.store.models().map(|m| m.last().map_or(0, |m| m.version)).unwrap_or(0);
         Ok(Response::new(pb::StatusResponse {
             games_stored: st.games_stored.load(Ordering::Relaxed),
@@ -464,6 +539,8 @@ impl Coordinator for CoordinatorService {
             workers_alive: alive,
             uptime_s: s.started.elapsed().as_secs(),
             model_version,
+            leases_queued: queued,
+            leases_drawn: drawn,
         }))
     }
 }

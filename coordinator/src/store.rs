@@ -45,7 +45,14 @@ macro_rules! db_err {
         }
     )*};
 }
-db_err!(redb::Error, redb::DatabaseError, redb::TransactionError, redb::TableError, redb::StorageError, redb::CommitError);
+db_err!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
 
 /// One Parquet file in the manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -321,7 +328,13 @@ impl Store {
     ///
     /// # Errors
     /// [`StoreError`] on a database failure.
-    pub fn put_leases(&self, leases: &[(u64, LeaseRow)], drop_ids: &[u64], next_id: u64) -> Result<(), StoreError> {
+    pub fn put_leases(
+        &self,
+        leases: &[(u64, LeaseRow)],
+        drop_ids: &[u64],
+        next_id: u64,
+        drawn: u64,
+    ) -> Result<(), StoreError> {
         let txn = self.db.begin_write()?;
         {
             let mut t = txn.open_table(LEASES)?;
@@ -332,7 +345,9 @@ impl Store {
                 let json = serde_json::to_vec(row).map_err(|e| StoreError::Corrupt(e.to_string()))?;
                 t.insert(*id, json.as_slice())?;
             }
-            txn.open_table(META)?.insert("next_lease_id", next_id)?;
+            let mut meta = txn.open_table(META)?;
+            meta.insert("next_lease_id", next_id)?;
+            meta.insert("leases_drawn", drawn)?;
         }
         txn.commit()?;
         Ok(())
@@ -348,7 +363,10 @@ impl Store {
         let mut out = Vec::new();
         for entry in t.iter()? {
             let (k, v) = entry?;
-            out.push((k.value(), serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?));
+            out.push((
+                k.value(),
+                serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+            ));
         }
         Ok(out)
     }
@@ -383,7 +401,14 @@ impl Store {
     }
 
     /// A new manifest entry for a file written now.
-    pub fn entry(name: String, rows: u64, games: u64, bytes: u64, first_seq: u64, last_seq: u64) -> FileEntry {
+    pub fn entry(
+        name: String,
+        rows: u64,
+        games: u64,
+        bytes: u64,
+        first_seq: u64,
+        last_seq: u64,
+    ) -> FileEntry {
         FileEntry { name, rows, games, bytes, first_seq, last_seq, created_unix_ms: now_ms() }
     }
 }
@@ -401,7 +426,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let s = Store::open(dir.path()).unwrap();
-            s.put_leases(&[(7, LeaseRow { game_kind: "battlenumber".into(), start_state: vec![1], seed: 3, source: 1 })], &[], 8).unwrap();
+            s.put_leases(
+                &[(
+                    7,
+                    LeaseRow { game_kind: "battlenumber".into(), start_state: vec![1], seed: 3, source: 1 },
+                )],
+                &[],
+                8,
+                1,
+            )
+            .unwrap();
             assert_eq!(s.stage(&[game("a", 7), game("b", 0)]).unwrap(), Vec::<usize>::new());
             assert_eq!(s.stage(&[game("a", 0), game("c", 0)]).unwrap(), vec![0]);
             assert!(s.leases().unwrap().is_empty(), "lease 7 finished with game a");

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Rollout, Uniform};
 use engine::game::Game;
-use engine::selfplay::{play_game_until, SelfPlaySettings};
+use engine::selfplay::{SelfPlaySettings, play_game_until};
 use prost::Message;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -125,7 +125,8 @@ pub fn client(cfg: &WorkerConfig) -> Result<Client, WorkerError> {
         .timeout(Duration::from_secs(60))
         .tcp_nodelay(true);
     if let Some(ca) = &cfg.ca_cert {
-        let pem = std::fs::read(ca).map_err(|e| WorkerError::Config(format!("ca_cert {}: {e}", ca.display())))?;
+        let pem =
+            std::fs::read(ca).map_err(|e| WorkerError::Config(format!("ca_cert {}: {e}", ca.display())))?;
         ep = ep
             .tls_config(ClientTlsConfig::new().ca_certificate(Certificate::from_pem(pem)))
             .map_err(|e| WorkerError::Config(format!("TLS: {e}")))?;
@@ -133,7 +134,8 @@ pub fn client(cfg: &WorkerConfig) -> Result<Client, WorkerError> {
     let token = format!("Bearer {}", cfg.token)
         .parse()
         .map_err(|_| WorkerError::Config("token must be printable ASCII".into()))?;
-    Ok(CoordinatorClient::with_interceptor(ep.connect_lazy(), Bearer(token)).max_decoding_message_size(64 << 20))
+    Ok(CoordinatorClient::with_interceptor(ep.connect_lazy(), Bearer(token))
+        .max_decoding_message_size(64 << 20))
 }
 
 struct State {
@@ -161,13 +163,27 @@ fn backoff(cfg: &WorkerConfig, attempt: u32) -> Duration {
     Duration::from_millis(ms.max(1))
 }
 
-async fn register(client: &mut Client, cfg: &WorkerConfig, slots: usize, stop: &AtomicBool) -> Result<pb::RegisterResponse, WorkerError> {
+async fn register(
+    client: &mut Client,
+    cfg: &WorkerConfig,
+    slots: usize,
+    stop: &AtomicBool,
+) -> Result<pb::RegisterResponse, WorkerError> {
     let mut attempt = 0;
     loop {
-        let req = pb::RegisterRequest { name: cfg.name.clone(), slots: slots as u32, engine_version: engine::ENGINE_VERSION.into() };
+        let req = pb::RegisterRequest {
+            name: cfg.name.clone(),
+            slots: slots as u32,
+            engine_version: engine::ENGINE_VERSION.into(),
+        };
         match client.register(req).await {
             Ok(r) => return Ok(r.into_inner()),
-            Err(s) if matches!(s.code(), Code::Unauthenticated | Code::PermissionDenied | Code::InvalidArgument) => {
+            Err(s)
+                if matches!(
+                    s.code(),
+                    Code::Unauthenticated | Code::PermissionDenied | Code::InvalidArgument
+                ) =>
+            {
                 return Err(WorkerError::Refused(s.message().to_string()));
             }
             Err(s) => {
@@ -232,7 +248,11 @@ fn play_as<G: Game>(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option
         .map(|m| pb::MoveRecord {
             action: m.action.to_string(),
             chance: m.chance,
-            visits: m.visits.iter().map(|(a, v)| pb::ActionVisits { action: a.to_string(), visits: *v }).collect(),
+            visits: m
+                .visits
+                .iter()
+                .map(|(a, v)| pb::ActionVisits { action: a.to_string(), visits: *v })
+                .collect(),
             root_value: m.root_value.clamp(-1.0, 1.0),
             full_search: m.full_search,
             model_version: lease.model_version,
@@ -265,8 +285,10 @@ fn spool(dir: &Path, req: &pb::SubmitGameRequest) -> std::io::Result<PathBuf> {
 }
 
 fn spooled(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> =
-        std::fs::read_dir(dir)?.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "pb")).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pb"))
+        .collect();
     v.sort();
     Ok(v)
 }
@@ -285,7 +307,10 @@ async fn submit_file(client: &mut Client, state: &State, path: &Path, deadline: 
         Ok(r) => r,
         Err(e) => {
             error!(file = %path.display(), error = %e, "spooled file is not a game; moved to rejected/");
-            let _ = std::fs::rename(path, state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()));
+            let _ = std::fs::rename(
+                path,
+                state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()),
+            );
             return true;
         }
     };
@@ -298,9 +323,14 @@ async fn submit_file(client: &mut Client, state: &State, path: &Path, deadline: 
                 break;
             }
             Err(s) if s.code() == Code::AlreadyExists => break,
-            Err(s) if matches!(s.code(), Code::InvalidArgument | Code::ResourceExhausted | Code::OutOfRange) => {
+            Err(s)
+                if matches!(s.code(), Code::InvalidArgument | Code::ResourceExhausted | Code::OutOfRange) =>
+            {
                 error!(file = %path.display(), error = %s.message(), "coordinator refused the game; moved to rejected/");
-                let _ = std::fs::rename(path, state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()));
+                let _ = std::fs::rename(
+                    path,
+                    state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()),
+                );
                 return true;
             }
             Err(s) => {
@@ -336,12 +366,16 @@ fn process_cpu_seconds() -> f64 {
 /// # Errors
 /// [`WorkerError`] for a bad configuration, an unusable spool directory, or a coordinator
 /// that refuses the worker's token or engine version.
-pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()> + Send) -> Result<WorkerReport, WorkerError> {
+pub async fn run(
+    cfg: WorkerConfig,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<WorkerReport, WorkerError> {
     if cfg.backoff_initial_ms == 0 || cfg.backoff_max_ms < cfg.backoff_initial_ms {
         return Err(WorkerError::Config("need 0 < backoff_initial_ms <= backoff_max_ms".into()));
     }
     std::fs::create_dir_all(cfg.spool_dir.join("rejected"))?;
-    let slots = if cfg.slots == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cfg.slots };
+    let slots =
+        if cfg.slots == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cfg.slots };
     let mut client = client(&cfg)?;
     let state = Arc::new(State {
         cfg: cfg.clone(),
@@ -373,7 +407,8 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()> + Send) -
             while let Some(path) = done_rx.recv().await {
                 if state.stop.load(Ordering::Relaxed) {
                     // Shutting down: one more try each, bounded in time; the rest stay spooled.
-                    submit_file(&mut client, &state, &path, Some(Instant::now() + Duration::from_secs(3))).await;
+                    submit_file(&mut client, &state, &path, Some(Instant::now() + Duration::from_secs(3)))
+                        .await;
                 } else {
                     submit_file(&mut client, &state, &path, None).await;
                 }
@@ -454,7 +489,8 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()> + Send) -
                             active.insert(l.lease_id);
                             if let Err(e) = lease_tx.try_send(l) {
                                 let l = match e {
-                                    mpsc::error::TrySendError::Full(l) | mpsc::error::TrySendError::Closed(l) => l,
+                                    mpsc::error::TrySendError::Full(l)
+                                    | mpsc::error::TrySendError::Closed(l) => l,
                                 };
                                 active.remove(&l.lease_id);
                                 state.abandoned.lock().expect("not poisoned").push(l.lease_id);
@@ -519,7 +555,8 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()> + Send) -
     leaser.abort();
     let _ = leaser.await;
     // The leaser owned the sender: the slots drain the queue (abandoning) and exit.
-    let joined = tokio::task::spawn_blocking(move || threads.into_iter().for_each(|t| t.join().unwrap_or_default()));
+    let joined =
+        tokio::task::spawn_blocking(move || threads.into_iter().for_each(|t| t.join().unwrap_or_default()));
     let _ = joined.await;
     heartbeat.abort();
     let mut to_release: Vec<u64> = std::mem::take(&mut *state.abandoned.lock().expect("not poisoned"));
@@ -528,7 +565,9 @@ pub async fn run(cfg: WorkerConfig, shutdown: impl Future<Output = ()> + Send) -
         let req = pb::ReleaseRequest { worker_id: state.id(), lease_ids: to_release.clone() };
         match tokio::time::timeout(Duration::from_secs(3), client.release_leases(req)).await {
             Ok(Ok(r)) => info!(released = r.into_inner().released, "leases handed back"),
-            _ => warn!(leases = to_release.len(), "could not hand leases back; they expire on the coordinator"),
+            _ => {
+                warn!(leases = to_release.len(), "could not hand leases back; they expire on the coordinator")
+            }
         }
     }
     let _ = submitter.await;
