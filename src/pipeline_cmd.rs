@@ -136,6 +136,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
             name: "local".into(),
             slots: args.slots,
             spool_dir: data_dir.join("spool"),
+            max_games: args.games,
             ..WorkerConfig::default()
         };
         println!("zeroplay local: {game}, data in {}, coordinator on {addr}", data_dir.display());
@@ -186,9 +187,6 @@ pub fn local(args: LocalArgs) -> Result<()> {
                     "{rate:.2} games/s · {} positions ({} in {} Parquet files) · {} leases out",
                     last.positions_stored, last.positions_in_parquet, last.parquet_files, last.leases_active
                 ));
-                if args.games.is_some_and(|n| new >= n) {
-                    break;
-                }
             }
             if coord.is_finished() || worker.is_finished() {
                 break;

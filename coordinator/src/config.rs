@@ -65,7 +65,7 @@ pub struct LeaseConfig {
     /// Most leases one request may take.
     pub max_per_request: u32,
     /// Stop drawing new positions after this many (leases handed back are still handed out
-    /// again until finished); none: unlimited. `zeroplay local --games N` uses it.
+    /// again until finished); none: unlimited. Counted over the run directory's life.
     pub max_leases: Option<u64>,
 }
 

@@ -33,6 +33,9 @@ use crate::leases::{Leases, Sources};
 use crate::service::{AuthInterceptor, CoordinatorService, Shared};
 use crate::store::Store;
 
+/// How long shutdown waits for connected clients to finish their calls.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 /// Errors that stop the coordinator.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -117,7 +120,7 @@ pub async fn run(
         seen,
         workers: Mutex::new(Default::default()),
         started: Instant::now(),
-        models: broadcast::channel(16).0,
+        models: Mutex::new(Some(broadcast::channel(16).0)),
         model_lock: tokio::sync::Mutex::new(()),
         cfg: cfg.clone(),
     });
@@ -150,7 +153,34 @@ pub async fn run(
     let addr = listener.local_addr().map_err(store::StoreError::Io)?;
     info!(%addr, tls = cfg.tls.is_some(), "coordinator listening");
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
-    let served = builder.add_service(svc).serve_with_incoming_shutdown(incoming, shutdown).await;
+    // At shutdown: end the model watch streams (so their connections can close), then give
+    // clients a grace period to finish their calls; a client that does not answer cannot
+    // hold the coordinator (and its final Parquet write) hostage.
+    let (closing_tx, mut closing_rx) = tokio::sync::watch::channel(false);
+    let on_shutdown = {
+        let shared = shared.clone();
+        async move {
+            shutdown.await;
+            shared.models.lock().expect("not poisoned").take();
+            let _ = closing_tx.send(true);
+        }
+    };
+    let serve = builder
+        .http2_keepalive_interval(Some(Duration::from_secs(10)))
+        .http2_keepalive_timeout(Some(Duration::from_secs(5)))
+        .add_service(svc)
+        .serve_with_incoming_shutdown(incoming, on_shutdown);
+    tokio::pin!(serve);
+    let served = tokio::select! {
+        r = &mut serve => r,
+        _ = async {
+            let _ = closing_rx.wait_for(|c| *c).await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            warn!(grace = ?SHUTDOWN_GRACE, "clients still connected after the grace period; closing anyway");
+            Ok(())
+        }
+    };
 
     info!("coordinator stopping: writing staged games to Parquet");
     sweeper.abort();

@@ -145,7 +145,8 @@ pub struct Shared {
     pub(crate) seen: Mutex<HashSet<String>>,
     pub(crate) workers: Mutex<HashMap<String, Instant>>,
     pub(crate) started: Instant,
-    pub(crate) models: broadcast::Sender<ModelEntry>,
+    /// Model announcements; taken (closing every watch stream) when shutdown begins.
+    pub(crate) models: Mutex<Option<broadcast::Sender<ModelEntry>>>,
     pub(crate) model_lock: tokio::sync::Mutex<()>,
 }
 
@@ -392,7 +393,14 @@ impl Coordinator for CoordinatorService {
         req: Request<pb::WatchModelsRequest>,
     ) -> Result<Response<Self::WatchModelsStream>, Status> {
         require(&req, &[Role::Worker, Role::Trainer, Role::Admin])?;
-        let rx = self.shared.models.subscribe();
+        let rx = self
+            .shared
+            .models
+            .lock()
+            .expect("not poisoned")
+            .as_ref()
+            .map(|tx| tx.subscribe())
+            .ok_or_else(|| Status::unavailable("shutting down"))?;
         let current = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?.pop();
         let first = tokio_stream::iter(current.map(|m| Ok(announcement(&m))));
         let rest = tokio_stream::wrappers::BroadcastStream::new(rx)
@@ -510,7 +518,9 @@ impl Coordinator for CoordinatorService {
         .await
         .map_err(|e| Status::internal(e.to_string()))??;
         info!(version = entry.version, bytes = entry.size_bytes, "model published");
-        let _ = self.shared.models.send(entry.clone());
+        if let Some(tx) = self.shared.models.lock().expect("not poisoned").as_ref() {
+            let _ = tx.send(entry.clone());
+        }
         Ok(Response::new(announcement(&entry)))
     }
 

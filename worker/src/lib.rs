@@ -464,50 +464,67 @@ pub async fn run(
     }
     drop(done_tx);
 
-    // Leaser: keeps every slot fed.
+    // Leaser: keeps every slot fed. It is stopped through `stop_leasing`, never aborted, so a
+    // lease request in flight is always answered and its leases recorded (and handed back).
+    let stop_leasing = Arc::new(tokio::sync::Notify::new());
     let leaser = {
-        let (state, mut client) = (state.clone(), client.clone());
+        let (state, mut client, stop_leasing) = (state.clone(), client.clone(), stop_leasing.clone());
         tokio::spawn(async move {
             let mut attempt = 0;
-            while !state.stop.load(Ordering::Relaxed) {
-                let Ok(permit) = lease_tx.reserve().await else { return };
+            let abandon = |state: &State, l: pb::Lease| {
+                state.active.lock().expect("not poisoned").remove(&l.lease_id);
+                state.abandoned.lock().expect("not poisoned").push(l.lease_id);
+            };
+            loop {
+                let permit = tokio::select! {
+                    _ = stop_leasing.notified() => return,
+                    p = lease_tx.reserve() => match p {
+                        Ok(p) => p,
+                        Err(_) => return,
+                    },
+                };
                 let want = lease_tx.capacity() as u32 + 1;
                 let req = pb::LeaseRequest { worker_id: state.id(), max_positions: want };
                 match client.lease_positions(req).await {
                     Ok(r) => {
                         attempt = 0;
-                        let mut leases = r.into_inner().leases.into_iter();
-                        let Some(first) = leases.next() else {
+                        let leases = r.into_inner().leases;
+                        if leases.is_empty() {
                             drop(permit);
-                            tokio::time::sleep(Duration::from_millis(200)).await;
-                            continue;
-                        };
-                        let mut active = state.active.lock().expect("not poisoned");
-                        active.insert(first.lease_id);
-                        permit.send(first);
+                            tokio::select! {
+                                _ = stop_leasing.notified() => return,
+                                _ = tokio::time::sleep(Duration::from_millis(200)) => continue,
+                            }
+                        }
+                        state.active.lock().expect("not poisoned").extend(leases.iter().map(|l| l.lease_id));
+                        if state.stop.load(Ordering::Relaxed) {
+                            leases.into_iter().for_each(|l| abandon(&state, l));
+                            return;
+                        }
+                        let mut leases = leases.into_iter();
+                        permit.send(leases.next().expect("not empty"));
                         for l in leases {
-                            active.insert(l.lease_id);
                             if let Err(e) = lease_tx.try_send(l) {
-                                let l = match e {
-                                    mpsc::error::TrySendError::Full(l)
-                                    | mpsc::error::TrySendError::Closed(l) => l,
-                                };
-                                active.remove(&l.lease_id);
-                                state.abandoned.lock().expect("not poisoned").push(l.lease_id);
+                                let (mpsc::error::TrySendError::Full(l)
+                                | mpsc::error::TrySendError::Closed(l)) = e;
+                                abandon(&state, l);
                             }
                         }
                     }
                     Err(s) => {
                         drop(permit);
-                        if s.code() == Code::NotFound {
+                        let wait = if s.code() == Code::NotFound {
                             // The coordinator restarted and forgot us: the heartbeat re-registers.
-                            tokio::time::sleep(Duration::from_millis(200)).await;
-                            continue;
+                            Duration::from_millis(200)
+                        } else {
+                            warn!(error = %s.message(), "cannot lease positions");
+                            attempt += 1;
+                            backoff(&state.cfg, attempt - 1)
+                        };
+                        tokio::select! {
+                            _ = stop_leasing.notified() => return,
+                            _ = tokio::time::sleep(wait) => {}
                         }
-                        let wait = backoff(&state.cfg, attempt);
-                        warn!(error = %s.message(), retry_in = ?wait, "cannot lease positions");
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
                     }
                 }
             }
@@ -552,7 +569,7 @@ pub async fn run(
         _ = watch => info!("worker reached max_games"),
     }
     state.stop.store(true, Ordering::Relaxed);
-    leaser.abort();
+    stop_leasing.notify_one();
     let _ = leaser.await;
     // The leaser owned the sender: the slots drain the queue (abandoning) and exit.
     let joined =

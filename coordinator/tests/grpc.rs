@@ -1,0 +1,432 @@
+//! The coordinator over real gRPC on 127.0.0.1 port 0, in process: authentication, leases,
+//! submissions (valid, illegal, duplicate, oversized), durability across a restart, lease
+//! expiry, model publication and download, and a real worker end to end.
+
+use std::path::Path;
+use std::time::Duration;
+
+use engine::battlenumber::BattleNumber;
+use engine::eval::Rollout;
+use engine::game::Game;
+use engine::selfplay::{SelfPlaySettings, play_game};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio_stream::StreamExt;
+use tonic::Code;
+use zeroplay_coordinator::config::CoordinatorConfig;
+use zeroplay_proto::v1 as pb;
+use zeroplay_worker::{Client, WorkerConfig, client};
+
+const WORKER: &str = "worker-token-0123456789";
+const TRAINER: &str = "trainer-token-0123456789";
+const ADMIN: &str = "admin-token-0123456789";
+
+struct Running {
+    addr: std::net::SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<(), zeroplay_coordinator::RunError>>,
+}
+
+impl Running {
+    async fn shutdown(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.await.unwrap().unwrap();
+    }
+}
+
+fn config(dir: &Path) -> CoordinatorConfig {
+    let mut cfg = CoordinatorConfig { data_dir: dir.to_path_buf(), ..CoordinatorConfig::default() };
+    cfg.auth.worker_token = WORKER.into();
+    cfg.auth.trainer_token = TRAINER.into();
+    cfg.auth.admin_token = ADMIN.into();
+    cfg.parquet.rotate_seconds = 1;
+    cfg.limits.max_moves = 400;
+    cfg.limits.max_message_bytes = 256 * 1024;
+    let g = cfg.games.get_mut("battlenumber").unwrap();
+    g.settings.full_sims = 16;
+    g.settings.fast_sims = 4;
+    cfg
+}
+
+async fn start(cfg: CoordinatorConfig) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel();
+    let task = tokio::spawn(zeroplay_coordinator::run(cfg, listener, async {
+        let _ = rx.await;
+    }));
+    Running { addr, stop: Some(tx), task }
+}
+
+fn connect(addr: std::net::SocketAddr, token: &str) -> Client {
+    client(&WorkerConfig {
+        coordinator: format!("http://{addr}"),
+        token: token.into(),
+        ..WorkerConfig::default()
+    })
+    .unwrap()
+}
+
+async fn register(c: &mut Client) -> String {
+    c.register(pb::RegisterRequest {
+        name: "t".into(),
+        slots: 1,
+        engine_version: engine::ENGINE_VERSION.into(),
+    })
+    .await
+    .unwrap()
+    .into_inner()
+    .worker_id
+}
+
+/// Plays a real (tiny) self-play game from a lease and wraps it for submission.
+fn game_from(lease: &pb::Lease, id: u128) -> pb::GameRecord {
+    let start = BattleNumber::decode(&lease.start_state).unwrap();
+    let settings = SelfPlaySettings {
+        full_sims: 8,
+        fast_sims: 2,
+        resign_threshold: -2.0,
+        ..SelfPlaySettings::default()
+    };
+    let g = play_game(&start, &settings, &Rollout::default(), lease.seed);
+    pb::GameRecord {
+        game_id: format!("{id:032x}"),
+        game_kind: "battlenumber".into(),
+        seed: lease.seed,
+        engine_version: engine::ENGINE_VERSION.into(),
+        encoding_version: BattleNumber::STATE_VERSION as u32,
+        model_version: 0,
+        start_state: lease.start_state.clone(),
+        moves: g
+            .moves
+            .iter()
+            .map(|m| pb::MoveRecord {
+                action: m.action.to_string(),
+                chance: m.chance,
+                visits: m
+                    .visits
+                    .iter()
+                    .map(|(a, v)| pb::ActionVisits { action: a.to_string(), visits: *v })
+                    .collect(),
+                root_value: m.root_value,
+                full_search: m.full_search,
+                model_version: 0,
+            })
+            .collect(),
+        resigned: false,
+        resigned_seat: 0,
+        would_have_resigned: false,
+    }
+}
+
+async fn status(c: &mut Client) -> pb::StatusResponse {
+    c.status(pb::StatusRequest {}).await.unwrap().into_inner()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_and_roles_are_enforced() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = start(config(dir.path())).await;
+    let mut nobody = connect(run.addr, "not-a-valid-token-at-all");
+    let e = nobody.status(pb::StatusRequest {}).await.unwrap_err();
+    assert_eq!(e.code(), Code::Unauthenticated);
+    // No token at all.
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", run.addr))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut bare = pb::coordinator_client::CoordinatorClient::new(channel);
+    assert_eq!(bare.status(pb::StatusRequest {}).await.unwrap_err().code(), Code::Unauthenticated);
+    // A trainer may not lease positions or submit games; a worker may not publish models.
+    let mut trainer = connect(run.addr, TRAINER);
+    let e = trainer
+        .lease_positions(pb::LeaseRequest { worker_id: "x".into(), max_positions: 1 })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    let mut worker = connect(run.addr, WORKER);
+    let chunk = pb::PublishModelChunk {
+        game_kind: "battlenumber".into(),
+        encoding_version: 1,
+        sha256: "00".into(),
+        total_size: 1,
+        data: vec![0],
+    };
+    let e = worker.publish_model(tokio_stream::iter(vec![chunk])).await.unwrap_err();
+    assert_eq!(e.code(), Code::PermissionDenied);
+    // Wrong engine version.
+    let e = worker
+        .register(pb::RegisterRequest { name: "w".into(), slots: 1, engine_version: "0.0.0-other".into() })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    // Unknown worker id.
+    let e = worker
+        .lease_positions(pb::LeaseRequest { worker_id: "ghost".into(), max_positions: 1 })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    run.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submissions_are_validated_deduplicated_durable_and_written_to_parquet() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = start(config(dir.path())).await;
+    let mut w = connect(run.addr, WORKER);
+    let id = register(&mut w).await;
+    let leases = w
+        .lease_positions(pb::LeaseRequest { worker_id: id.clone(), max_positions: 3 })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    assert_eq!(leases.len(), 3);
+    for l in &leases {
+        BattleNumber::decode(&l.start_state).unwrap();
+        assert!(l.settings.is_some() && l.ttl_ms > 0 && l.seed != 0);
+    }
+
+    // A valid game is acknowledged with its position count.
+    let good = game_from(&leases[0], 1);
+    let r = w
+        .submit_game(pb::SubmitGameRequest {
+            worker_id: id.clone(),
+            lease_id: leases[0].lease_id,
+            game: Some(good.clone()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.into_inner().positions as usize, good.moves.len());
+    // The same game again: ALREADY_EXISTS, stored once.
+    let e = w
+        .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(good.clone()) })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists);
+
+    // An illegal game: one action replaced by another that is not legal there.
+    let mut bad = game_from(&leases[1], 2);
+    let i = bad.moves.len() / 2;
+    bad.moves[i].action = if bad.moves[i].action == "a0" { "g6".into() } else { "a0".into() };
+    let e = w
+        .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(bad) })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("illegal") || e.message().contains("cannot read"), "{}", e.message());
+    // Malformed: a bad id, an unknown game, a truncated game (not finished).
+    for mutate in [
+        (|g: &mut pb::GameRecord| g.game_id = "XYZ".into()) as fn(&mut pb::GameRecord),
+        |g| g.game_kind = "chess".into(),
+        |g| {
+            g.moves.pop();
+        },
+        |g| g.start_state = vec![1, 2, 3],
+    ] {
+        let mut g = game_from(&leases[2], 3);
+        mutate(&mut g);
+        let e = w
+            .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(g) })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    }
+    // Oversized: more moves than the limit, and a message over the size limit.
+    let mut long = game_from(&leases[2], 4);
+    while long.moves.len() <= 400 {
+        long.moves.push(long.moves[0].clone());
+    }
+    let e = w
+        .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(long) })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::ResourceExhausted, "{e:?}");
+    let mut huge = game_from(&leases[2], 5);
+    huge.engine_version = "x".repeat(300 * 1024);
+    let e = w
+        .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(huge) })
+        .await
+        .unwrap_err();
+    assert!(matches!(e.code(), Code::ResourceExhausted | Code::OutOfRange | Code::Internal), "{e:?}");
+
+    let s = status(&mut w).await;
+    assert_eq!(s.games_stored, 1);
+    assert_eq!(s.rejected_duplicate, 1);
+    assert_eq!(s.rejected_invalid, 5);
+    assert!(s.rejected_oversized >= 1);
+    assert_eq!(s.leases_active, 2, "the first lease is finished by its game");
+
+    // Restart: the game is still known (a resubmission is a duplicate) and it reaches Parquet.
+    run.shutdown().await;
+    let run = start(config(dir.path())).await;
+    let mut w = connect(run.addr, WORKER);
+    let id = register(&mut w).await;
+    let e = w
+        .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(good.clone()) })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists);
+    let s = status(&mut w).await;
+    assert_eq!((s.games_stored, s.positions_in_parquet as usize, s.parquet_files), (1, good.moves.len(), 1));
+    // The two unfinished leases were recovered and are handed out again first.
+    let again = w
+        .lease_positions(pb::LeaseRequest { worker_id: id, max_positions: 2 })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    let starts: Vec<&Vec<u8>> = again.iter().map(|l| &l.start_state).collect();
+    assert!(starts.contains(&&leases[1].start_state) && starts.contains(&&leases[2].start_state));
+    run.shutdown().await;
+    let files: Vec<_> =
+        std::fs::read_dir(dir.path().join("games")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unrenewed_leases_expire_and_are_handed_out_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.leases.ttl_ms = 300;
+    cfg.leases.heartbeat_interval_ms = 100;
+    let run = start(cfg).await;
+    let mut w = connect(run.addr, WORKER);
+    let a = register(&mut w).await;
+    let b = register(&mut w).await;
+    let first = w
+        .lease_positions(pb::LeaseRequest { worker_id: a.clone(), max_positions: 2 })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    // Worker a keeps the first lease alive and lets the second lapse.
+    for _ in 0..6 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let r = w
+            .heartbeat(pb::HeartbeatRequest {
+                worker_id: a.clone(),
+                lease_ids: vec![first[0].lease_id],
+                games_finished: 0,
+            })
+            .await
+            .unwrap();
+        assert!(r.into_inner().unknown_lease_ids.is_empty());
+    }
+    let s = status(&mut w).await;
+    assert_eq!((s.leases_active, s.leases_expired, s.leases_queued), (1, 1, 1));
+    let next = w
+        .lease_positions(pb::LeaseRequest { worker_id: b, max_positions: 1 })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    assert_eq!(next[0].start_state, first[1].start_state, "the lapsed position is handed out again");
+    assert_eq!(next[0].seed, first[1].seed);
+    // The lapsed lease is unknown to a heartbeat now.
+    let r = w
+        .heartbeat(pb::HeartbeatRequest {
+            worker_id: a,
+            lease_ids: vec![first[1].lease_id],
+            games_finished: 0,
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.into_inner().unknown_lease_ids, vec![first[1].lease_id]);
+    run.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_are_published_announced_and_downloaded_with_their_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = start(config(dir.path())).await;
+    let mut trainer = connect(run.addr, TRAINER);
+    let mut worker = connect(run.addr, WORKER);
+    let mut announcements = worker.watch_models(pb::WatchModelsRequest {}).await.unwrap().into_inner();
+    let bytes: Vec<u8> = (0..700_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let sha = {
+        use sha2::Digest;
+        sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let chunks = |sha: &str, data: &[u8]| -> Vec<pb::PublishModelChunk> {
+        data.chunks(100_000)
+            .map(|c| pb::PublishModelChunk {
+                game_kind: "battlenumber".into(),
+                encoding_version: 1,
+                sha256: sha.into(),
+                total_size: data.len() as u64,
+                data: c.to_vec(),
+            })
+            .collect()
+    };
+    // A wrong hash is refused and stores nothing.
+    let e = trainer.publish_model(tokio_stream::iter(chunks(&"0".repeat(64), &bytes))).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    let a = trainer.publish_model(tokio_stream::iter(chunks(&sha, &bytes))).await.unwrap().into_inner();
+    assert_eq!((a.version, a.size_bytes, a.sha256.as_str()), (1, bytes.len() as u64, sha.as_str()));
+    let heard =
+        tokio::time::timeout(Duration::from_secs(5), announcements.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(heard.version, 1);
+    let mut got = Vec::new();
+    let mut stream =
+        worker.download_model(pb::DownloadModelRequest { version: 1 }).await.unwrap().into_inner();
+    while let Some(c) = stream.next().await {
+        let c = c.unwrap();
+        assert_eq!(c.offset as usize, got.len());
+        assert_eq!(c.sha256, sha);
+        got.extend(c.data);
+    }
+    assert_eq!(got, bytes);
+    assert_eq!(
+        worker.download_model(pb::DownloadModelRequest { version: 9 }).await.unwrap_err().code(),
+        Code::NotFound
+    );
+    assert_eq!(status(&mut worker).await.model_version, 1);
+    // Shutdown ends the open watch stream instead of waiting on it.
+    let t = std::time::Instant::now();
+    run.shutdown().await;
+    assert!(t.elapsed() < zeroplay_coordinator::SHUTDOWN_GRACE, "{:?}", t.elapsed());
+    let rest = tokio::time::timeout(Duration::from_secs(5), announcements.next()).await.unwrap();
+    assert!(!matches!(rest, Some(Ok(_))), "{rest:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_worker_plays_submits_and_spools_nothing_left_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = start(config(dir.path())).await;
+    let spool = dir.path().join("spool");
+    let report = zeroplay_worker::run(
+        WorkerConfig {
+            coordinator: format!("http://{}", run.addr),
+            token: WORKER.into(),
+            slots: 2,
+            spool_dir: spool.clone(),
+            max_games: Some(6),
+            ..WorkerConfig::default()
+        },
+        std::future::pending::<()>(),
+    )
+    .await
+    .unwrap();
+    assert!(report.games_submitted >= 6, "{report:?}");
+    assert_eq!(report.games_spooled, 0);
+    let mut w = connect(run.addr, WORKER);
+    let s = status(&mut w).await;
+    assert_eq!(s.games_stored, report.games_submitted);
+    assert_eq!(s.leases_active, 0, "the worker handed back what it did not finish");
+    run.shutdown().await;
+    // Every stored game made it into Parquet exactly once.
+    let total: u64 = std::fs::read_dir(dir.path().join("games"))
+        .unwrap()
+        .map(|e| {
+            let f = std::fs::File::open(e.unwrap().path()).unwrap();
+            parquet::file::reader::SerializedFileReader::new(f).map(|r| {
+                use parquet::file::reader::FileReader;
+                r.metadata().file_metadata().num_rows() as u64
+            })
+        })
+        .map(Result::unwrap)
+        .sum();
+    assert_eq!(total, s.positions_stored);
+}
