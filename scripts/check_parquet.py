@@ -53,13 +53,14 @@ COLUMNS = [
     ("score", pa.int32()),
     ("decisive", pa.bool_()),
     ("resigned", pa.bool_()),
+    ("would_resign_seat", pa.int8()),
 ]
 
 # State encoding magic per game kind (Game::encode's first two bytes).
 MAGIC = {"battlenumber": b"BN"}
 
 # Fields that are the same on every row of one game.
-PER_GAME = ["game_kind", "seed", "engine_version", "encoding_version", "decisive", "resigned"]
+PER_GAME = ["game_kind", "seed", "engine_version", "encoding_version", "decisive", "resigned", "would_resign_seat"]
 
 GAME_ID = re.compile(r"^[0-9a-f]{32}$")
 MAX_ERRORS = 30

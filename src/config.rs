@@ -142,6 +142,12 @@ mod tests {
         a.validate().unwrap();
         let p: PlayConfig = load(Some(&root.join("configs/play.toml"))).unwrap();
         p.agent.parse::<AgentSpec>().unwrap();
+        let c: zeroplay_coordinator::CoordinatorConfig =
+            load(Some(&root.join("configs/coordinator.toml"))).unwrap();
+        c.validate().unwrap();
+        assert_eq!(c, zeroplay_coordinator::CoordinatorConfig::default(), "the example shows the defaults");
+        let w: zeroplay_worker::WorkerConfig = load(Some(&root.join("configs/worker.toml"))).unwrap();
+        assert_eq!(w, zeroplay_worker::WorkerConfig::default(), "the example shows the defaults");
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct CoordinatorConfig {
     pub tls: Option<TlsConfig>,
     /// Per-game self-play settings and position sources, keyed by game kind name.
     pub games: BTreeMap<String, GameConfig>,
+    /// Rule options of every game (each [decision] of the rules files).
+    pub options: GameOptions,
 }
 
 /// Bearer tokens. Each must be at least 16 characters; the three must differ.
@@ -123,8 +125,6 @@ pub struct TlsConfig {
 pub struct GameConfig {
     /// Share of leases for this game, relative to the other games.
     pub weight: f64,
-    /// Rule options.
-    pub options: GameOptions,
     /// Search and self-play settings handed out with each position.
     pub settings: SelfPlaySettings,
     /// Leaf evaluator without a model: "rollout" or "uniform".
@@ -137,7 +137,6 @@ impl Default for GameConfig {
     fn default() -> Self {
         GameConfig {
             weight: 1.0,
-            options: GameOptions::default(),
             settings: SelfPlaySettings::default(),
             evaluator: "rollout".into(),
             sources: SourcesConfig::default(),
@@ -193,6 +192,7 @@ impl Default for CoordinatorConfig {
             parquet: ParquetConfig::default(),
             tls: None,
             games,
+            options: GameOptions::default(),
         }
     }
 }

@@ -183,6 +183,7 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
             score: 0,
             decisive: false,
             resigned: game.resigned,
+            would_resign_seat: -1,
         });
     }
     let outcome: Outcome = if game.resigned {
@@ -195,7 +196,16 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
     } else {
         state.outcome().ok_or_else(|| malformed("the game is not finished and nobody resigned"))?
     };
+    let would_resign_seat = match (game.would_have_resigned, game.would_resign_seat) {
+        (false, _) => -1,
+        (true, s @ 0..=1) => s as i8,
+        (true, _) => return Err(malformed("would_resign_seat must be 0 or 1")),
+    };
+    if game.resigned && game.would_have_resigned {
+        return Err(malformed("a game cannot both resign and be played out past resignation"));
+    }
     for row in &mut rows {
+        row.would_resign_seat = would_resign_seat;
         let seat = Seat::from_index(row.actor as usize).unwrap_or(Seat::First);
         row.result = match outcome.winner() {
             Some(w) if w == seat => 1,

@@ -87,6 +87,7 @@ fn from_hex(s: &str) -> Option<Vec<u8>> {
 struct GameSource {
     kind: GameKind,
     cfg: GameConfig,
+    options: crate::games::GameOptions,
     user: Vec<Vec<u8>>,
     forks: Vec<Vec<u8>>,
 }
@@ -111,7 +112,13 @@ impl Sources {
                 Some(p) if g.sources.user_file_weight > 0.0 => read_positions_file(p, kind)?,
                 _ => Vec::new(),
             };
-            games.push(GameSource { kind, cfg: g.clone(), user, forks: Vec::new() });
+            games.push(GameSource {
+                kind,
+                cfg: g.clone(),
+                options: cfg.options.clone(),
+                user,
+                forks: Vec::new(),
+            });
         }
         Ok(Sources { games, seed: cfg.seed, rng: engine::rng_from_seed(cfg.seed) })
     }
@@ -150,13 +157,13 @@ impl Sources {
             1 => {
                 let plies = self.rng.random_range(s.random_opening_min_plies..=s.random_opening_max_plies);
                 (
-                    games::random_opening(g.kind, &g.cfg.options, plies, seed ^ 0x5eed),
+                    games::random_opening(g.kind, &g.options, plies, seed ^ 0x5eed),
                     PositionSource::RandomOpening,
                 )
             }
             2 => (g.forks[self.rng.random_range(0..g.forks.len())].clone(), PositionSource::Fork),
             3 => (g.user[self.rng.random_range(0..g.user.len())].clone(), PositionSource::UserFile),
-            _ => (games::initial_state(g.kind, &g.cfg.options), PositionSource::Initial),
+            _ => (games::initial_state(g.kind, &g.options), PositionSource::Initial),
         };
         LeaseRow { game_kind: g.kind.name().into(), start_state: state, seed, source: source as i32 }
     }

@@ -22,6 +22,7 @@
 //! | `score` | int32 | final score difference from the actor's view |
 //! | `decisive` | bool | the game was decided outright (no legal move, or resignation) |
 //! | `resigned` | bool | the game ended by resignation |
+//! | `would_resign_seat` | int8 | in a game played out despite a resignation signal, the seat that would have resigned (0/1); −1 otherwise. A false resignation is a row group where that seat did not lose |
 //!
 //! File metadata (key/value): `zeroplay.schema_version`, `zeroplay.engine_version`, and
 //! `zeroplay.encoding.<game kind>` for each kind in the file.
@@ -85,6 +86,8 @@ pub struct PositionRow {
     pub decisive: bool,
     /// See the schema table.
     pub resigned: bool,
+    /// See the schema table.
+    pub would_resign_seat: i8,
 }
 
 /// The Arrow schema of the files.
@@ -109,6 +112,7 @@ pub fn schema() -> SchemaRef {
         Field::new("score", DataType::Int32, false),
         Field::new("decisive", DataType::Boolean, false),
         Field::new("resigned", DataType::Boolean, false),
+        Field::new("would_resign_seat", DataType::Int8, false),
     ]))
 }
 
@@ -142,6 +146,7 @@ fn batch(rows: &[PositionRow]) -> RecordBatch {
         Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.score))),
         Arc::new(BooleanArray::from(rows.iter().map(|r| Some(r.decisive)).collect::<Vec<_>>())),
         Arc::new(BooleanArray::from(rows.iter().map(|r| Some(r.resigned)).collect::<Vec<_>>())),
+        Arc::new(Int8Array::from_iter_values(rows.iter().map(|r| r.would_resign_seat))),
     ];
     RecordBatch::try_new(schema(), columns).expect("columns are built to match schema()")
 }

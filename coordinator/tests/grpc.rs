@@ -116,6 +116,7 @@ fn game_from(lease: &pb::Lease, id: u128) -> pb::GameRecord {
         resigned: false,
         resigned_seat: 0,
         would_have_resigned: false,
+        would_resign_seat: 0,
     }
 }
 
@@ -429,4 +430,29 @@ async fn a_real_worker_plays_submits_and_spools_nothing_left_over() {
         .map(Result::unwrap)
         .sum();
     assert_eq!(total, s.positions_stored);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_from_config_serves_https_to_a_client_that_trusts_the_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let (cert_pem, key_pem) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_pem, cert.cert.pem()).unwrap();
+    std::fs::write(&key_pem, cert.signing_key.serialize_pem()).unwrap();
+    let mut cfg = config(&dir.path().join("run"));
+    cfg.tls = Some(zeroplay_coordinator::config::TlsConfig { cert: cert_pem.clone(), key: key_pem });
+    let run = start(cfg).await;
+    let port = run.addr.port();
+    let mut secure = client(&WorkerConfig {
+        coordinator: format!("https://localhost:{port}"),
+        token: WORKER.into(),
+        ca_cert: Some(cert_pem),
+        ..WorkerConfig::default()
+    })
+    .unwrap();
+    assert_eq!(status(&mut secure).await.games_stored, 0);
+    // Plain HTTP/2 to a TLS port fails.
+    let mut plain = connect(run.addr, WORKER);
+    assert!(plain.status(pb::StatusRequest {}).await.is_err());
+    run.shutdown().await;
 }

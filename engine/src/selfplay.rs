@@ -139,8 +139,9 @@ pub struct SelfPlayGame<G: Game> {
     pub outcome: Outcome,
     /// The seat that resigned, if one did.
     pub resigned: Option<Seat>,
-    /// Resignation would have happened but this game was played out.
-    pub would_have_resigned: bool,
+    /// The seat that would have resigned, in a game chosen to be played out anyway (to
+    /// measure false resignations: how often that seat did not lose).
+    pub would_have_resigned: Option<Seat>,
 }
 
 /// Mixes Dirichlet(α) noise into the root priors.
@@ -194,7 +195,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
     let mut legal = Vec::new();
     let playthrough = rng.random::<f32>() < settings.resign_playthrough_fraction;
     let mut low_streak = [0u32; 2];
-    let mut would_have_resigned = false;
+    let mut would_have_resigned: Option<Seat> = None;
     let mut ply = 0u32;
     while state.outcome().is_none() {
         if stop() {
@@ -252,7 +253,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
             *streak = if value < settings.resign_threshold { *streak + 1 } else { 0 };
             if *streak >= settings.resign_consecutive.max(1) {
                 if playthrough {
-                    would_have_resigned = true;
+                    would_have_resigned.get_or_insert(mover);
                 } else {
                     let scores = state.outcome().map_or([0, 0], |o| o.scores);
                     return Some(SelfPlayGame {
@@ -260,7 +261,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
                         moves,
                         outcome: Outcome::decisive(mover.other(), scores),
                         resigned: Some(mover),
-                        would_have_resigned: false,
+                        would_have_resigned: None,
                     });
                 }
             }
@@ -355,7 +356,7 @@ mod tests {
         assert_eq!(g.outcome.decisive, Some(Seat::First));
         let s = SelfPlaySettings { resign_playthrough_fraction: 1.0, ..s };
         let g = play_game(&start, &s, &Rollout::default(), 1);
-        assert!(g.resigned.is_none() && g.would_have_resigned);
+        assert!(g.resigned.is_none() && g.would_have_resigned == Some(Seat::Second));
     }
 
     #[test]

@@ -269,7 +269,8 @@ fn play_as<G: Game>(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option
         moves,
         resigned: game.resigned.is_some(),
         resigned_seat: game.resigned.map_or(0, |s| s.index() as u32),
-        would_have_resigned: game.would_have_resigned,
+        would_have_resigned: game.would_have_resigned.is_some(),
+        would_resign_seat: game.would_have_resigned.map_or(0, |s| s.index() as u32),
     }))
 }
 
