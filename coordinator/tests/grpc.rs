@@ -89,35 +89,7 @@ fn game_from(lease: &pb::Lease, id: u128) -> pb::GameRecord {
         ..SelfPlaySettings::default()
     };
     let g = play_game(&start, &settings, &Rollout::default(), lease.seed);
-    pb::GameRecord {
-        game_id: format!("{id:032x}"),
-        game_kind: "battlenumber".into(),
-        seed: lease.seed,
-        engine_version: engine::ENGINE_VERSION.into(),
-        encoding_version: BattleNumber::STATE_VERSION as u32,
-        model_version: 0,
-        start_state: lease.start_state.clone(),
-        moves: g
-            .moves
-            .iter()
-            .map(|m| pb::MoveRecord {
-                action: m.action.to_string(),
-                chance: m.chance,
-                visits: m
-                    .visits
-                    .iter()
-                    .map(|(a, v)| pb::ActionVisits { action: a.to_string(), visits: *v })
-                    .collect(),
-                root_value: m.root_value,
-                full_search: m.full_search,
-                model_version: 0,
-            })
-            .collect(),
-        resigned: false,
-        resigned_seat: 0,
-        would_have_resigned: false,
-        would_resign_seat: 0,
-    }
+    zeroplay_worker::game_record(&g, format!("{id:032x}"), lease.seed, 0)
 }
 
 async fn status(c: &mut Client) -> pb::StatusResponse {

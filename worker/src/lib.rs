@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Rollout, Uniform};
 use engine::game::Game;
-use engine::selfplay::{SelfPlaySettings, play_game_until};
+use engine::selfplay::{SelfPlayGame, SelfPlaySettings, play_game_until};
 use prost::Message;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -242,6 +242,18 @@ fn play_as<G: Game>(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option
     let Some(game) = play_game_until(&start, &settings, evaluator.as_ref(), lease.seed, stop) else {
         return Ok(None);
     };
+    let id = format!("{:032x}", rand::random::<u128>());
+    Ok(Some(game_record(&game, id, lease.seed, lease.model_version)))
+}
+
+/// A finished self-play game as a submission record (the one place the wire form of a game is
+/// built). `game_id` must be 32 lowercase hex digits, unique per game.
+pub fn game_record<G: Game>(
+    game: &SelfPlayGame<G>,
+    game_id: String,
+    seed: u64,
+    model_version: u64,
+) -> pb::GameRecord {
     let moves = game
         .moves
         .iter()
@@ -255,23 +267,23 @@ fn play_as<G: Game>(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option
                 .collect(),
             root_value: m.root_value.clamp(-1.0, 1.0),
             full_search: m.full_search,
-            model_version: lease.model_version,
+            model_version,
         })
         .collect();
-    Ok(Some(pb::GameRecord {
-        game_id: format!("{:032x}", rand::random::<u128>()),
+    pb::GameRecord {
+        game_id,
         game_kind: G::NAME.into(),
-        seed: lease.seed,
+        seed,
         engine_version: engine::ENGINE_VERSION.into(),
         encoding_version: G::STATE_VERSION as u32,
-        model_version: lease.model_version,
-        start_state: lease.start_state.clone(),
+        model_version,
+        start_state: engine::game::to_bytes(&game.start),
         moves,
         resigned: game.resigned.is_some(),
         resigned_seat: game.resigned.map_or(0, |s| s.index() as u32),
         would_have_resigned: game.would_have_resigned.is_some(),
         would_resign_seat: game.would_have_resigned.map_or(0, |s| s.index() as u32),
-    }))
+    }
 }
 
 /// Writes a submission to the spool durably (temporary name, fsync, rename).
