@@ -152,7 +152,8 @@ pub async fn run(
     }
     let addr = listener.local_addr().map_err(store::StoreError::Io)?;
     info!(%addr, tls = cfg.tls.is_some(), "coordinator listening");
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    // Nagle off: an acknowledgement is a small write that must not wait for a delayed ACK.
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     // At shutdown: end the model watch streams (so their connections can close), then give
     // clients a grace period to finish their calls; a client that does not answer cannot
     // hold the coordinator (and its final Parquet write) hostage.

@@ -94,7 +94,8 @@ pub struct WorkerReport {
     pub games_submitted: u64,
     /// Games still in the spool directory.
     pub games_spooled: u64,
-    /// Seconds spent playing games (search and rules), summed over slots.
+    /// CPU seconds the self-play threads spent playing games (search and rules), summed over
+    /// slots (wall seconds where the platform has no per-thread CPU clock).
     pub play_seconds: f64,
     /// Process CPU seconds (Linux; 0 elsewhere).
     pub cpu_seconds: f64,
@@ -364,6 +365,13 @@ async fn submit_file(client: &mut Client, state: &State, path: &Path, deadline: 
     true
 }
 
+/// CPU time of the calling thread in nanoseconds (Linux: `/proc/thread-self/schedstat`), so
+/// play time is not inflated when a slot waits for a core.
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
+}
+
 fn process_cpu_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
     // Fields after the command name (which is in parentheses and may hold spaces).
@@ -445,10 +453,14 @@ pub async fn run(
                         state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
                         continue;
                     }
-                    let t = Instant::now();
+                    let (t, cpu) = (Instant::now(), thread_cpu_ns());
                     let stop = || state.stop.load(Ordering::Relaxed);
                     let result = play_lease(&lease, &stop);
-                    state.play_nanos.fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                    let spent = match (cpu, thread_cpu_ns()) {
+                        (Some(a), Some(b)) => b.saturating_sub(a),
+                        _ => t.elapsed().as_nanos() as u64,
+                    };
+                    state.play_nanos.fetch_add(spent, Ordering::Relaxed);
                     match result {
                         Ok(Some(game)) => {
                             state.played.fetch_add(1, Ordering::Relaxed);
