@@ -23,15 +23,6 @@ pub fn thread_count(requested: usize) -> usize {
     if requested > 0 { requested } else { std::thread::available_parallelism().map_or(1, |n| n.get()) }
 }
 
-/// The seed of match `i`: a SplitMix64 step from the base seed, so neighbouring matches get
-/// unrelated streams.
-pub fn match_seed(base: u64, i: u64) -> u64 {
-    let mut z = base.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// What an arena run produced (written to `results.json`).
 #[derive(Debug, Serialize)]
 pub struct ArenaReport {
@@ -147,8 +138,12 @@ pub fn run_arena<G: Game>(
                     if i >= cfg.matches as usize {
                         break;
                     }
-                    let m =
-                        play_match(opts, agent_a.as_mut(), agent_b.as_mut(), match_seed(cfg.seed, i as u64));
+                    let m = play_match(
+                        opts,
+                        agent_a.as_mut(),
+                        agent_b.as_mut(),
+                        engine::derive_seed(cfg.seed, i as u64),
+                    );
                     if tx.send((i, m)).is_err() {
                         break;
                     }

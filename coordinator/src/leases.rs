@@ -18,14 +18,6 @@ use crate::store::LeaseRow;
 
 const FORK_RESERVOIR: usize = 4096;
 
-/// SplitMix64: derives independent seeds from a base seed and an index.
-pub fn derive_seed(base: u64, i: u64) -> u64 {
-    let mut z = base.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// A positions file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("positions file {path}: line {line}: {reason}")]
@@ -152,7 +144,7 @@ impl Sources {
         if w.iter().sum::<f64>() <= 0.0 {
             w[0] = 1.0;
         }
-        let seed = derive_seed(self.seed, lease_id);
+        let seed = engine::derive_seed(self.seed, lease_id);
         let (state, source) = match Self::pick(&mut self.rng, &w) {
             1 => {
                 let plies = self.rng.random_range(s.random_opening_min_plies..=s.random_opening_max_plies);

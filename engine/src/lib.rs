@@ -43,5 +43,14 @@ pub fn rng_from_seed(seed: u64) -> Rng {
     Rng::seed_from_u64(seed)
 }
 
+/// Derives the seed of item `i` (a match, a lease) from a base seed with a SplitMix64 step,
+/// so neighbouring items get unrelated streams and any one can be replayed alone.
+pub fn derive_seed(base: u64, i: u64) -> u64 {
+    let mut z = base.wrapping_add(i.wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The version of the engine, stamped into every stored game so it can be replayed exactly.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
