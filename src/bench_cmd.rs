@@ -54,6 +54,11 @@ pub enum BenchCommand {
     ///
     /// Example: zeroplay bench worker --games 40 --sims 200
     Worker(WorkerBenchArgs),
+    /// The network: training samples/s, batched inference positions/s per batch size, and
+    /// MCTS simulations/s with the network leaf beside the rollout leaf (medians).
+    ///
+    /// Example: zeroplay bench net --net small --batches 1,16,64,256
+    Net(crate::bench_net::NetBenchArgs),
 }
 
 /// `zeroplay bench ingest`.
@@ -124,6 +129,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     match args.bench {
         BenchCommand::Ingest(a) => ingest(a),
         BenchCommand::Worker(a) => worker(a),
+        BenchCommand::Net(a) => crate::bench_net::run(a),
     }
 }
 

@@ -56,6 +56,17 @@ pub enum Command {
     ///
     /// Example: zeroplay bench ingest --workers 8,64,512
     Bench(crate::bench_cmd::BenchArgs),
+    /// Train the value/policy network on the coordinator's Parquet files, in rounds: train,
+    /// export a candidate, gate it against the best model, publish it when promoted. Models,
+    /// checkpoints, ratings.json and ratings.svg go to the run directory.
+    ///
+    /// Example: zeroplay train --config configs/train.toml --coordinator http://127.0.0.1:50051
+    Train(TrainArgs),
+    /// Export a model file for other tools: the weights as safetensors (with the metadata),
+    /// a JSON description of every tensor, and a Markdown note on the input encoding.
+    ///
+    /// Example: zeroplay export runs/local/trainer/models/best.safetensors --out exported/
+    Export(ExportArgs),
     /// Run a self-play worker against a coordinator.
     ///
     /// Example: zeroplay worker --coordinator http://10.0.0.5:50051 --token $ZEROPLAY_WORKER_TOKEN
@@ -84,6 +95,55 @@ pub struct LocalArgs {
     /// Simulations per full search (overrides the config).
     #[arg(long)]
     pub sims: Option<u32>,
+    /// Trainer configuration (TOML); see configs/train.toml. Its data and run directories are
+    /// replaced by this run's.
+    #[arg(long)]
+    pub train_config: Option<PathBuf>,
+    /// Self-play only: no trainer, no network.
+    #[arg(long)]
+    pub no_train: bool,
+    /// Stop after this many minutes (default: run until Ctrl-C or --games).
+    #[arg(long)]
+    pub minutes: Option<f64>,
+    /// Trainer backend: cpu, or cuda / wgpu in a binary built with those features.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+/// `zeroplay train`.
+#[derive(Debug, Args)]
+pub struct TrainArgs {
+    /// Configuration file (TOML); see configs/train.toml.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Coordinator to publish promoted models to (none: keep them in the run directory).
+    #[arg(long)]
+    pub coordinator: Option<String>,
+    /// The trainer role's bearer token.
+    #[arg(long, env = "ZEROPLAY_TRAINER_TOKEN", default_value = "change-me-trainer-token")]
+    pub token: String,
+    /// Directory of Parquet files (overrides the config).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// Run directory (overrides the config).
+    #[arg(long)]
+    pub run_dir: Option<PathBuf>,
+    /// Stop after this many rounds (overrides the config).
+    #[arg(long)]
+    pub rounds: Option<u64>,
+    /// Backend: cpu, or cuda / wgpu in a binary built with those features.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+/// `zeroplay export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The model file.
+    pub model: PathBuf,
+    /// Output directory.
+    #[arg(long, default_value = "exported")]
+    pub out: PathBuf,
 }
 
 /// `zeroplay coordinator`.

@@ -17,5 +17,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Coordinator(args) => crate::pipeline_cmd::coordinator(args),
         Command::Worker(args) => crate::pipeline_cmd::worker(args),
         Command::Bench(args) => crate::bench_cmd::run(args),
+        Command::Train(args) => crate::train_cmd::train(args),
+        Command::Export(args) => crate::train_cmd::export(args),
     }
 }

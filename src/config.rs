@@ -148,6 +148,9 @@ mod tests {
         assert_eq!(c, zeroplay_coordinator::CoordinatorConfig::default(), "the example shows the defaults");
         let w: zeroplay_worker::WorkerConfig = load(Some(&root.join("configs/worker.toml"))).unwrap();
         assert_eq!(w, zeroplay_worker::WorkerConfig::default(), "the example shows the defaults");
+        let t: trainer::pipeline::PipelineConfig = load(Some(&root.join("configs/train.toml"))).unwrap();
+        t.validate().unwrap();
+        assert_eq!(t, trainer::pipeline::PipelineConfig::default(), "the example shows the defaults");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 pub mod arena_cmd;
 pub mod bench_cmd;
+pub mod bench_net;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -13,3 +14,4 @@ pub mod logging;
 pub mod perft_cmd;
 pub mod pipeline_cmd;
 pub mod play_cmd;
+pub mod train_cmd;

@@ -105,6 +105,12 @@ pub fn local(args: LocalArgs) -> Result<()> {
     if cfg.games.is_empty() {
         cfg.games.insert(game.into(), Default::default());
     }
+    for g in cfg.games.values_mut() {
+        if !args.no_train {
+            // Self-play follows the trained network once one is promoted.
+            g.evaluator = "net".into();
+        }
+    }
     if let Some(s) = args.sims {
         for g in cfg.games.values_mut() {
             g.settings.full_sims = s;
@@ -119,7 +125,15 @@ pub fn local(args: LocalArgs) -> Result<()> {
     cfg.parquet.rotate_seconds = cfg.parquet.rotate_seconds.min(15);
 
     cfg.validate()?;
+    let mut tcfg: trainer::pipeline::PipelineConfig = load(args.train_config.as_deref())?;
+    tcfg.data_dir = cfg.data_dir.join("games");
+    tcfg.run_dir = cfg.data_dir.join("trainer");
+    tcfg.validate().map_err(anyhow::Error::msg)?;
+    let device = trainer::device(&args.device).map_err(anyhow::Error::msg)?;
+    let deadline = args.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
+    let no_train = args.no_train;
     let rt = runtime()?;
+    let handle = rt.handle().clone();
     rt.block_on(async move {
         let listener = TcpListener::bind(&cfg.listen).await?;
         let addr = listener.local_addr()?;
@@ -130,6 +144,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
         };
         let data_dir = cfg.data_dir.clone();
         let admin = cfg.auth.admin_token.clone();
+        let trainer_token = cfg.auth.trainer_token.clone();
         let wcfg = WorkerConfig {
             coordinator: format!("http://{addr}"),
             token: cfg.auth.worker_token.clone(),
@@ -159,6 +174,28 @@ pub fn local(args: LocalArgs) -> Result<()> {
             }
         };
         let worker = tokio::spawn(zeroplay_worker::run(wcfg, wait(stop_worker_rx)));
+        // The trainer: its own thread (burn is synchronous), publishing promoted models to
+        // the coordinator, which announces them to the worker.
+        let train_stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let trainer_thread = if no_train {
+            None
+        } else {
+            let mut publish = crate::train_cmd::publisher(
+                handle.clone(),
+                Some(format!("http://{addr}")),
+                trainer_token.clone(),
+            )?;
+            let (tcfg, stop) = (tcfg.clone(), train_stop.clone());
+            Some(std::thread::Builder::new().name("trainer".into()).spawn(move || {
+                trainer::pipeline::run::<engine::battlenumber::BattleNumber>(
+                    &tcfg,
+                    &Default::default(),
+                    &device,
+                    &mut *publish,
+                    &stop,
+                )
+            })?)
+        };
 
         let bar = match args.games {
             Some(n) => ProgressBar::new(n),
@@ -191,8 +228,28 @@ pub fn local(args: LocalArgs) -> Result<()> {
             if coord.is_finished() || worker.is_finished() {
                 break;
             }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                bar.println("time limit reached; stopping…");
+                break;
+            }
+            if trainer_thread.as_ref().is_some_and(|t| t.is_finished()) {
+                bar.println("trainer finished; stopping…");
+                break;
+            }
         }
         bar.finish_and_clear();
+        train_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let history = match trainer_thread {
+            Some(t) => match tokio::task::spawn_blocking(move || t.join()).await? {
+                Ok(Ok(h)) => Some(h),
+                Ok(Err(e)) => {
+                    tracing::error!(error = %e, "trainer failed");
+                    None
+                }
+                Err(_) => anyhow::bail!("the trainer thread panicked"),
+            },
+            None => None,
+        };
         // The worker first, so it can submit what it has finished; then the coordinator.
         let _ = stop_worker_tx.send(true);
         let report = worker.await??;
@@ -206,6 +263,17 @@ pub fn local(args: LocalArgs) -> Result<()> {
             started.elapsed().as_secs_f64(),
             data_dir.join("games").display()
         );
+        if let Some(h) = history {
+            println!(
+                "\nmodels (Elo relative to the user's rollout AI; the plot is {}):",
+                data_dir.join("trainer/ratings.svg").display()
+            );
+            print!("{}", trainer::pipeline::summary(&h));
+            println!(
+                "best model: {}",
+                trainer::pipeline::best_model_path(&data_dir.join("trainer")).display()
+            );
+        }
         Ok(())
     })
 }

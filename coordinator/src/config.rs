@@ -127,7 +127,8 @@ pub struct GameConfig {
     pub weight: f64,
     /// Search and self-play settings handed out with each position.
     pub settings: SelfPlaySettings,
-    /// Leaf evaluator without a model: "rollout" or "uniform".
+    /// Leaf evaluator: "net" (the latest published model, hot-swapped between moves; the
+    /// rollout evaluator until one is published), "rollout" (the user's AI) or "uniform".
     pub evaluator: String,
     /// Where start positions come from.
     pub sources: SourcesConfig,
@@ -248,8 +249,8 @@ impl CoordinatorConfig {
                 return bad(format!("games.{name}: unknown game (known: battlenumber)"));
             }
             g.settings.validate().map_err(|e| ConfigError(format!("games.{name}: {e}")))?;
-            if !matches!(g.evaluator.as_str(), "rollout" | "uniform") {
-                return bad(format!("games.{name}.evaluator must be \"rollout\" or \"uniform\""));
+            if !matches!(g.evaluator.as_str(), "net" | "rollout" | "uniform") {
+                return bad(format!("games.{name}.evaluator must be \"net\", \"rollout\" or \"uniform\""));
             }
             let s = &g.sources;
             let weights = [g.weight, s.initial, s.random_opening, s.fork, s.user_file_weight];

@@ -4,7 +4,6 @@
 
 use engine::battlenumber::BattleNumber;
 use engine::game::{Actor, Game, Outcome, Seat};
-use rand::RngExt;
 use zeroplay_proto::v1 as pb;
 
 use crate::rows::PositionRow;
@@ -234,28 +233,7 @@ pub fn random_opening(kind: GameKind, opts: &GameOptions, plies: u32, seed: u64)
 }
 
 fn random_opening_of<G: Game>(start: G, plies: u32, seed: u64) -> Vec<u8> {
-    let mut rng = engine::rng_from_seed(seed);
-    let mut state = start.clone();
-    let mut last_good = start;
-    let mut actions = Vec::new();
-    for _ in 0..plies {
-        state.legal_actions(&mut actions);
-        if actions.is_empty() {
-            break;
-        }
-        let a = match state.to_move() {
-            Actor::Chance => engine::game::sample_chance(&state, &mut Vec::new(), &mut rng),
-            Actor::Player(_) => actions[rng.random_range(0..actions.len())],
-        };
-        state.play_unchecked(a);
-        if state.outcome().is_some() {
-            break;
-        }
-        if state.at_turn_start() {
-            last_good = state.clone();
-        }
-    }
-    engine::game::to_bytes(&last_good)
+    engine::game::to_bytes(&engine::arena::random_opening(start, plies, &mut engine::rng_from_seed(seed)))
 }
 
 /// Checks that `bytes` is a playable position of `kind` (used for the user's positions file).

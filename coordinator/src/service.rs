@@ -487,6 +487,16 @@ impl Coordinator for CoordinatorService {
             ))
             .into());
         }
+        // The file itself: a zeroplay model for the announced game and encoding.
+        let file_meta = model::check(&data)
+            .map_err(|e| CoordError::InvalidArgument(format!("not a usable model file: {e}")))?;
+        if file_meta.game != meta.game_kind || file_meta.feature_version != meta.encoding_version {
+            return Err(CoordError::InvalidArgument(format!(
+                "model file is for {} features v{}, announced {} v{}",
+                file_meta.game, file_meta.feature_version, meta.game_kind, meta.encoding_version
+            ))
+            .into());
+        }
         // One publication at a time, so versions are dense and in order.
         let _guard = self.shared.model_lock.lock().await;
         let store = self.shared.store.clone();

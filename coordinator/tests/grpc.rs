@@ -317,11 +317,15 @@ async fn models_are_published_announced_and_downloaded_with_their_hash() {
     let mut trainer = connect(run.addr, TRAINER);
     let mut worker = connect(run.addr, WORKER);
     let mut announcements = worker.watch_models(pb::WatchModelsRequest {}).await.unwrap().into_inner();
-    let bytes: Vec<u8> = (0..700_000u32).map(|i| (i * 7 % 251) as u8).collect();
-    let sha = {
-        use sha2::Digest;
-        sha2::Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect::<String>()
-    };
+    // A real model file (a fresh "small" network: several chunks of 100 kB).
+    use engine::Features;
+    let net_cfg = model::NetConfig::named("small").unwrap();
+    let net =
+        model::ValueNet::new(&net_cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &model::cpu());
+    let meta = model::ModelMeta::for_game::<BattleNumber>(net_cfg, 10.0, model::ModelInfo::default());
+    let bytes = model::to_bytes(&net, &meta).unwrap();
+    assert!(bytes.len() > 300_000);
+    let sha = model::sha256_hex(&bytes);
     let chunks = |sha: &str, data: &[u8]| -> Vec<pb::PublishModelChunk> {
         data.chunks(100_000)
             .map(|c| pb::PublishModelChunk {
@@ -336,6 +340,22 @@ async fn models_are_published_announced_and_downloaded_with_their_hash() {
     // A wrong hash is refused and stores nothing.
     let e = trainer.publish_model(tokio_stream::iter(chunks(&"0".repeat(64), &bytes))).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
+    // So is a file that hashes right but is not a model.
+    let junk: Vec<u8> = (0..700_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let e = trainer
+        .publish_model(tokio_stream::iter(chunks(&model::sha256_hex(&junk), &junk)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("not a usable model file"), "{}", e.message());
+    // And a model announced with another encoding version than it carries.
+    let mut wrong = chunks(&sha, &bytes);
+    for c in &mut wrong {
+        c.encoding_version = 99;
+    }
+    let e = trainer.publish_model(tokio_stream::iter(wrong)).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert_eq!(status(&mut worker).await.model_version, 0, "nothing was stored");
     let a = trainer.publish_model(tokio_stream::iter(chunks(&sha, &bytes))).await.unwrap().into_inner();
     assert_eq!((a.version, a.size_bytes, a.sha256.as_str()), (1, bytes.len() as u64, sha.as_str()));
     let heard =

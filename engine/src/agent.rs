@@ -303,6 +303,7 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             (tree.root_visits() < enough).then(|| self.budget(4))
         };
         if let Some(b) = budget {
+            self.evaluator.begin_move();
             let tree = self.tree.as_mut().expect("tree was just set");
             tree.search(self.evaluator.as_ref(), b, rng, progress);
         }

@@ -56,8 +56,19 @@ pub fn play_match<G: Game>(
     b: &mut dyn Agent<G>,
     seed: u64,
 ) -> MatchRecord<G> {
+    play_match_from(&G::new_game(opts), a, b, seed)
+}
+
+/// Plays a two-game match between `a` and `b` from `start` (both games from the same start,
+/// seats swapped), seeded by `seed`.
+pub fn play_match_from<G: Game>(
+    start: &G,
+    a: &mut dyn Agent<G>,
+    b: &mut dyn Agent<G>,
+    seed: u64,
+) -> MatchRecord<G> {
     let mut rng = crate::rng_from_seed(seed);
-    let start = G::new_game(opts);
+    let start = start.clone();
     let mut games = Vec::new();
     let mut score_a = 0;
     let mut decided = None;
@@ -83,6 +94,36 @@ pub fn play_match<G: Game>(
         std::cmp::Ordering::Equal => 0.5,
     });
     MatchRecord { games, score_a, points_a }
+}
+
+/// A random opening: up to `plies` random actions from `start`, cut back to the last turn
+/// start reached before the game would end (so the result is never finished and a turn is
+/// never half played).
+pub fn random_opening<G: Game>(start: G, plies: u32, rng: &mut Rng) -> G {
+    let mut state = start.clone();
+    let mut last_good = start;
+    let mut actions = Vec::new();
+    let mut chances = Vec::new();
+    for _ in 0..plies {
+        let a = match state.to_move() {
+            Actor::Chance => sample_chance(&state, &mut chances, rng),
+            Actor::Player(_) => {
+                state.legal_actions(&mut actions);
+                if actions.is_empty() {
+                    break;
+                }
+                actions[rand::RngExt::random_range(rng, 0..actions.len())]
+            }
+        };
+        state.play_unchecked(a);
+        if state.outcome().is_some() {
+            break;
+        }
+        if state.at_turn_start() {
+            last_good = state.clone();
+        }
+    }
+    last_good
 }
 
 /// An Elo difference with its 95% confidence interval.

@@ -41,6 +41,13 @@ pub trait Evaluator<G: Game>: Send + Sync {
     /// Fills in every leaf of the batch.
     fn evaluate(&self, leaves: &mut [Leaf<G>], rng: &mut Rng);
 
+    /// Called before each move's search. An evaluator that follows a changing model (the
+    /// network) takes the newest one here, so a swap lands between moves, and returns its
+    /// version for the game record; fixed evaluators return 0.
+    fn begin_move(&self) -> u64 {
+        0
+    }
+
     /// A short name for logs (`uniform`, `rollout`).
     fn name(&self) -> String;
 }

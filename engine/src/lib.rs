@@ -14,6 +14,7 @@
 //! - [`battlenumber`]: Battle Number (拚數棋) on 7×7 bitboards.
 //! - [`mcts`]: generic PUCT search with chance nodes, batched [`Evaluator`]s and subtree reuse.
 //! - [`eval`]: the uniform and rollout evaluators.
+//! - [`features`]: network encodings (feature vectors, policy indices) with their versions.
 //! - [`agent`]: agents (random, MCTS) and the spec strings that name them.
 //! - [`arena`]: side-swapped two-game matches between agents, and Elo statistics.
 //! - [`perft`]: counting complete-turn sequences, to cross-check move generators.
@@ -23,12 +24,14 @@ pub mod agent;
 pub mod arena;
 pub mod battlenumber;
 pub mod eval;
+pub mod features;
 pub mod game;
 pub mod mcts;
 pub mod perft;
 pub mod selfplay;
 
 pub use eval::{Evaluator, Leaf};
+pub use features::Features;
 pub use game::{Actor, DecodeError, Game, IllegalAction, Outcome, Seat};
 
 /// The random number generator used everywhere in zeroplay.

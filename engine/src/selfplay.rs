@@ -126,6 +126,8 @@ pub struct MoveStats<A> {
     pub root_value: f32,
     /// Whether this move had a full search (a policy target).
     pub full_search: bool,
+    /// The model version that searched this move ([`Evaluator::begin_move`]; 0: no model).
+    pub model_version: u64,
 }
 
 /// A finished self-play game.
@@ -197,6 +199,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
     let mut low_streak = [0u32; 2];
     let mut would_have_resigned: Option<Seat> = None;
     let mut ply = 0u32;
+    let mut model_version = evaluator.begin_move();
     while state.outcome().is_none() {
         if stop() {
             return None;
@@ -212,6 +215,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
                     visits: vec![],
                     root_value: 0.0,
                     full_search: false,
+                    model_version,
                 });
                 ply += 1;
                 continue;
@@ -229,10 +233,13 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
                 visits: vec![],
                 root_value: 0.0,
                 full_search: false,
+                model_version,
             });
             ply += 1;
             continue;
         }
+        // A new model, if one was published, takes over here: between moves.
+        model_version = evaluator.begin_move();
         let full = settings.fast_sims == 0 || rng.random::<f32>() < settings.full_search_probability;
         let target = if full { settings.full_sims } else { settings.fast_sims.max(1) };
         if tree.root_visits() == 0 {
@@ -294,6 +301,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
             visits: children.iter().map(|c| (c.action, c.visits)).collect(),
             root_value: value,
             full_search: full,
+            model_version,
         });
         tree.advance(a);
         state.play_unchecked(a);

@@ -17,10 +17,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use engine::Features;
 use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Rollout, Uniform};
 use engine::game::Game;
 use engine::selfplay::{SelfPlayGame, SelfPlaySettings, play_game_until};
+use model::{Batcher, ModelSlot, NetEvaluator, UtilitySettings};
 use prost::Message;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -53,6 +55,12 @@ pub struct WorkerConfig {
     pub backoff_max_ms: u64,
     /// Stop after this many games have been played and acknowledged (none: run until told).
     pub max_games: Option<u64>,
+    /// Network inference: positions per forward pass at most (leaves of all games merged).
+    pub inference_batch: usize,
+    /// Network inference: longest wait for a batch to fill, in microseconds.
+    pub inference_wait_us: u64,
+    /// Weight of the score-margin term in the network's utility (0: win/loss only).
+    pub margin_mix: f32,
 }
 
 impl Default for WorkerConfig {
@@ -67,6 +75,9 @@ impl Default for WorkerConfig {
             backoff_initial_ms: 200,
             backoff_max_ms: 10_000,
             max_games: None,
+            inference_batch: 64,
+            inference_wait_us: 200,
+            margin_mix: 0.5,
         }
     }
 }
@@ -148,6 +159,9 @@ struct State {
     played: AtomicU64,
     submitted: AtomicU64,
     play_nanos: AtomicU64,
+    /// The current network (hot-swapped by the model watcher).
+    models: Arc<ModelSlot>,
+    batcher: Batcher,
 }
 
 impl State {
@@ -201,9 +215,13 @@ async fn register(
 }
 
 /// Plays one leased game; `Ok(None)` if stopped.
-fn play_lease(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option<pb::GameRecord>, String> {
+fn play_lease(
+    state: &State,
+    lease: &pb::Lease,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<pb::GameRecord>, String> {
     match lease.game_kind.as_str() {
-        k if k == BattleNumber::NAME => play_as::<BattleNumber>(lease, stop),
+        k if k == BattleNumber::NAME => play_as::<BattleNumber>(state, lease, stop),
         other => Err(format!("this worker does not play {other:?}")),
     }
 }
@@ -229,7 +247,11 @@ pub fn settings_from_proto(s: &pb::SelfPlaySettings) -> Result<SelfPlaySettings,
     Ok(out)
 }
 
-fn play_as<G: Game>(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option<pb::GameRecord>, String> {
+fn play_as<G: Features>(
+    state: &State,
+    lease: &pb::Lease,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<pb::GameRecord>, String> {
     let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
     if start.outcome().is_some() {
         return Err(format!("lease {}: the start position is finished", lease.lease_id));
@@ -238,13 +260,128 @@ fn play_as<G: Game>(lease: &pb::Lease, stop: &dyn Fn() -> bool) -> Result<Option
     let settings = settings_from_proto(wire)?;
     let evaluator: Box<dyn Evaluator<G>> = match wire.evaluator.as_str() {
         "uniform" => Box::new(Uniform),
+        // The network once one is published (hot-swapped between moves), the user's rollout
+        // evaluator until then.
+        "net" => Box::new(NetEvaluator::<G>::new(
+            state.models.clone(),
+            Some(state.batcher.clone()),
+            UtilitySettings { margin_mix: state.cfg.margin_mix, score_scale: 3.0 },
+        )),
         _ => Box::new(Rollout::default()),
     };
     let Some(game) = play_game_until(&start, &settings, evaluator.as_ref(), lease.seed, stop) else {
         return Ok(None);
     };
     let id = format!("{:032x}", rand::random::<u128>());
-    Ok(Some(game_record(&game, id, lease.seed, lease.model_version)))
+    let model_version =
+        game.moves.iter().map(|m| m.model_version).max().unwrap_or(0).max(lease.model_version);
+    Ok(Some(game_record(&game, id, lease.seed, model_version)))
+}
+
+/// Publishes a model file (trainer or admin token), streamed in 1 MiB chunks. Returns the
+/// version the coordinator gave it.
+///
+/// # Errors
+/// The coordinator's refusal (bad file, wrong role) or a transport failure.
+pub async fn publish_model(
+    client: &mut Client,
+    game_kind: &str,
+    feature_version: u32,
+    bytes: &[u8],
+) -> Result<u64, Status> {
+    let sha256 = model::sha256_hex(bytes);
+    let chunks: Vec<pb::PublishModelChunk> = bytes
+        .chunks(1 << 20)
+        .map(|c| pb::PublishModelChunk {
+            game_kind: game_kind.into(),
+            encoding_version: feature_version,
+            sha256: sha256.clone(),
+            total_size: bytes.len() as u64,
+            data: c.to_vec(),
+        })
+        .collect();
+    let r = client.publish_model(tokio_stream::iter(chunks)).await?;
+    Ok(r.into_inner().version)
+}
+
+/// Downloads model `ann.version` and checks its size and SHA-256.
+async fn download_model(client: &mut Client, ann: &pb::ModelAnnouncement) -> Result<Vec<u8>, String> {
+    let mut stream = client
+        .download_model(pb::DownloadModelRequest { version: ann.version })
+        .await
+        .map_err(|s| s.message().to_string())?
+        .into_inner();
+    let mut bytes = Vec::with_capacity(ann.size_bytes.min(model::file::MAX_MODEL_BYTES as u64) as usize);
+    while let Some(chunk) = stream.message().await.map_err(|s| s.message().to_string())? {
+        if chunk.offset != bytes.len() as u64 {
+            return Err(format!("chunk at offset {} after {} bytes", chunk.offset, bytes.len()));
+        }
+        bytes.extend_from_slice(&chunk.data);
+        if bytes.len() > model::file::MAX_MODEL_BYTES {
+            return Err("model larger than the limit".into());
+        }
+    }
+    if bytes.len() as u64 != ann.size_bytes {
+        return Err(format!("got {} bytes, announced {}", bytes.len(), ann.size_bytes));
+    }
+    let sha = model::sha256_hex(&bytes);
+    if sha != ann.sha256 {
+        return Err(format!("SHA-256 {sha} does not match the announced {}", ann.sha256));
+    }
+    Ok(bytes)
+}
+
+/// Checks and loads model bytes for `kind` (on a blocking thread: this runs burn).
+fn load_model(kind: &str, bytes: &[u8]) -> Result<model::Model, String> {
+    match kind {
+        k if k == BattleNumber::NAME => {
+            model::load::<BattleNumber>(bytes, &model::cpu()).map_err(|e| e.to_string())
+        }
+        other => Err(format!("this worker has no network for {other:?}")),
+    }
+}
+
+/// Follows `WatchModels`: every newer model is downloaded, checked and swapped in; a corrupt
+/// or mismatched one is refused with a warning and the current one kept. Reconnects with
+/// backoff.
+async fn watch_models(mut client: Client, state: Arc<State>) {
+    let mut attempt = 0;
+    while !state.stop.load(Ordering::Relaxed) {
+        match client.watch_models(pb::WatchModelsRequest {}).await {
+            Ok(resp) => {
+                attempt = 0;
+                let mut stream = resp.into_inner();
+                while let Ok(Some(ann)) = stream.message().await {
+                    if ann.version <= state.models.version() {
+                        continue;
+                    }
+                    let bytes = match download_model(&mut client, &ann).await {
+                        Ok(b) => b,
+                        Err(e) => {
+                            warn!(version = ann.version, error = %e, "model download failed; keeping the current model");
+                            continue;
+                        }
+                    };
+                    let kind = ann.game_kind.clone();
+                    match tokio::task::spawn_blocking(move || load_model(&kind, &bytes)).await {
+                        Ok(Ok(m)) => {
+                            info!(version = ann.version, sha256 = %ann.sha256, "new model loaded; games switch at their next move");
+                            state.models.publish(ann.version, m);
+                        }
+                        Ok(Err(e)) => {
+                            warn!(version = ann.version, error = %e, "model refused; keeping the current model")
+                        }
+                        Err(e) => {
+                            warn!(version = ann.version, error = %e, "model loading crashed; keeping the current model")
+                        }
+                    }
+                }
+            }
+            Err(s) => debug!(error = %s.message(), "cannot watch models"),
+        }
+        tokio::time::sleep(backoff(&state.cfg, attempt)).await;
+        attempt += 1;
+    }
 }
 
 /// A finished self-play game as a submission record (the one place the wire form of a game is
@@ -268,7 +405,7 @@ pub fn game_record<G: Game>(
                 .collect(),
             root_value: m.root_value.clamp(-1.0, 1.0),
             full_search: m.full_search,
-            model_version,
+            model_version: m.model_version,
         })
         .collect();
     pb::GameRecord {
@@ -407,6 +544,8 @@ pub async fn run(
         played: AtomicU64::new(0),
         submitted: AtomicU64::new(0),
         play_nanos: AtomicU64::new(0),
+        models: Arc::new(ModelSlot::new()),
+        batcher: Batcher::start(cfg.inference_batch.max(1), Duration::from_micros(cfg.inference_wait_us)),
     });
     tokio::pin!(shutdown);
     let reg = tokio::select! {
@@ -455,7 +594,7 @@ pub async fn run(
                     }
                     let (t, cpu) = (Instant::now(), thread_cpu_ns());
                     let stop = || state.stop.load(Ordering::Relaxed);
-                    let result = play_lease(&lease, &stop);
+                    let result = play_lease(&state, &lease, &stop);
                     let spent = match (cpu, thread_cpu_ns()) {
                         (Some(a), Some(b)) => b.saturating_sub(a),
                         _ => t.elapsed().as_nanos() as u64,
@@ -580,6 +719,12 @@ pub async fn run(
         })
     };
 
+    // Model watcher: follows published models and hot-swaps them into the slot.
+    let model_watcher = {
+        let (state, client) = (state.clone(), client.clone());
+        tokio::spawn(async move { watch_models(client, state).await })
+    };
+
     // Wait for the end: a signal, or enough games acknowledged.
     let watch = {
         let state = state.clone();
@@ -601,6 +746,7 @@ pub async fn run(
         tokio::task::spawn_blocking(move || threads.into_iter().for_each(|t| t.join().unwrap_or_default()));
     let _ = joined.await;
     heartbeat.abort();
+    model_watcher.abort();
     let mut to_release: Vec<u64> = std::mem::take(&mut *state.abandoned.lock().expect("not poisoned"));
     to_release.extend(state.active.lock().expect("not poisoned").drain());
     if !to_release.is_empty() {

@@ -14,6 +14,7 @@
 //! A match is two games with the seats swapped ([`crate::arena`]).
 
 pub mod bitboard;
+pub mod features;
 mod setup;
 mod text;
 

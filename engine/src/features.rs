@@ -1,0 +1,73 @@
+//! Feature encodings: what a neural network sees of a position, and the fixed action index
+//! its policy head predicts over.
+//!
+//! This is the one source of truth for every game's network input. The trainer encodes stored
+//! positions with it, and the worker and play server encode search leaves with it, so the two
+//! cannot drift apart. Each encoder carries a [`Features::FEATURE_VERSION`], stamped into
+//! Parquet metadata and into every model file; a model whose version differs from the
+//! engine's is refused when it is loaded.
+//!
+//! Positions are encoded from the view of the seat to move (the "mover"): its pieces come
+//! first, scores are its own minus the opponent's, and the network's value is from its view.
+//! One network then serves both seats.
+
+use crate::game::{Actor, Game, Seat};
+
+/// A game with a network encoding.
+pub trait Features: Game {
+    /// Version of this encoding: bump it whenever [`Features::encode_features`],
+    /// [`Features::FEATURE_LEN`], [`Features::POLICY_LEN`] or [`Features::action_index`]
+    /// change meaning.
+    const FEATURE_VERSION: u32;
+    /// Length of the feature vector.
+    const FEATURE_LEN: usize;
+    /// Size of the fixed action space the policy head predicts over; 0 if the game has none.
+    const POLICY_LEN: usize;
+
+    /// Writes the features of this position into `out`, from the view of
+    /// [`Features::perspective`].
+    ///
+    /// # Panics
+    /// If `out.len() != Self::FEATURE_LEN`.
+    fn encode_features(&self, out: &mut [f32]);
+
+    /// The index of `action` in the policy head's output, `< POLICY_LEN`, or `None` where
+    /// the game has no fixed action space.
+    fn action_index(action: &Self::Action) -> Option<usize>;
+
+    /// The seat whose view the features and the network's value take: the seat to move, or
+    /// the first seat at a chance node or a finished position.
+    fn perspective(&self) -> Seat {
+        match self.to_move() {
+            Actor::Player(s) => s,
+            Actor::Chance => Seat::First,
+        }
+    }
+}
+
+/// A network's value head turned into the search's utility in `[-1, 1]`, from the view the
+/// features were encoded from: `(1 − mix) · (P(win) − P(loss)) + mix · tanh(margin / (2 ·
+/// score_scale))`. The margin term matches the terminal value the search gives finished
+/// games (`2σ(d / score_scale) − 1 = tanh(d / (2 · score_scale))`), so leaf and terminal values
+/// share a scale. `margin` is the predicted final score difference in points.
+pub fn utility(wdl: [f32; 3], margin: f32, mix: f32, score_scale: f32) -> f32 {
+    let m = mix.clamp(0.0, 1.0);
+    let v = (1.0 - m) * (wdl[0] - wdl[2]) + m * (margin / (2.0 * score_scale.max(1e-3))).tanh();
+    v.clamp(-1.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utility_mixes_and_clamps() {
+        assert_eq!(utility([1.0, 0.0, 0.0], 0.0, 0.0, 3.0), 1.0);
+        assert_eq!(utility([0.0, 0.0, 1.0], 0.0, 0.0, 3.0), -1.0);
+        assert_eq!(utility([0.2, 0.6, 0.2], 0.0, 0.0, 3.0), 0.0);
+        let v = utility([0.0, 1.0, 0.0], 6.0, 1.0, 3.0);
+        assert!((v - 1f32.tanh()).abs() < 1e-6);
+        let half = utility([1.0, 0.0, 0.0], -1e9, 0.5, 3.0);
+        assert!(half.abs() < 1e-6, "{half}");
+    }
+}

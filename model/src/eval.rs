@@ -1,0 +1,296 @@
+//! The network as the search's leaf evaluator, hot-swappable and batched.
+//!
+//! - [`ModelSlot`] holds the current model behind an atomic pointer swap ([`arc_swap`]):
+//!   a new model is published with one store, and searches running on the old one finish
+//!   with it.
+//! - [`NetEvaluator`] implements the engine's [`Evaluator`]. It pins the slot's model at
+//!   [`Evaluator::begin_move`], so one move is searched by one model and a swap lands between
+//!   moves; every move records the version that searched it. With no model yet it falls back
+//!   to the user's rollout evaluator (version 0).
+//! - [`Batcher`] runs inference on its own thread and merges the leaf batches of all the
+//!   games a worker plays at once into one forward pass, up to a batch size or a maximum
+//!   wait.
+
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwapOption;
+use burn::prelude::*;
+use burn::tensor::{TensorData, activation};
+use engine::eval::{Evaluator, Leaf, Rollout};
+use engine::features::utility;
+use engine::{Features, Rng};
+
+use crate::file::Model;
+
+/// A model and the version the coordinator gave it.
+#[derive(Debug)]
+pub struct Versioned {
+    /// Model version (≥ 1).
+    pub version: u64,
+    /// The model.
+    pub model: Model,
+}
+
+/// The current model, swapped atomically.
+#[derive(Debug, Default)]
+pub struct ModelSlot {
+    current: ArcSwapOption<Versioned>,
+}
+
+impl ModelSlot {
+    /// An empty slot.
+    pub fn new() -> ModelSlot {
+        ModelSlot::default()
+    }
+
+    /// Makes `model` current. Searches already holding the old one keep it until their move
+    /// ends.
+    pub fn publish(&self, version: u64, model: Model) {
+        self.current.store(Some(Arc::new(Versioned { version, model })));
+    }
+
+    /// The current model, if any.
+    pub fn current(&self) -> Option<Arc<Versioned>> {
+        self.current.load_full()
+    }
+
+    /// The current model's version (0: none).
+    pub fn version(&self) -> u64 {
+        self.current.load().as_ref().map_or(0, |v| v.version)
+    }
+}
+
+/// The network's outputs for a batch, in plain vectors.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outputs {
+    /// Win/draw/loss probabilities from the mover's view, per position.
+    pub wdl: Vec<[f32; 3]>,
+    /// Predicted score difference in points from the mover's view, per position.
+    pub margin: Vec<f32>,
+    /// Policy logits, `n × policy_len` row-major (empty for a game without a policy head).
+    pub policy: Vec<f32>,
+}
+
+impl Model {
+    /// Runs the network on `n` positions whose features are `features` (`n × feature_len`,
+    /// row-major).
+    ///
+    /// # Panics
+    /// If `features.len() != n · feature_len`.
+    pub fn infer(&self, features: &[f32], n: usize) -> Outputs {
+        let f = self.meta.feature_len;
+        assert_eq!(features.len(), n * f, "feature batch length");
+        if n == 0 {
+            return Outputs::default();
+        }
+        let x = Tensor::<2>::from_data(TensorData::new(features.to_vec(), [n, f]), &self.device);
+        let out = self.net.forward(x);
+        let wdl: Vec<f32> =
+            activation::softmax(out.wdl_logits, 1).into_data().try_to_vec().expect("f32 tensor");
+        let margin: Vec<f32> = out.margin.into_data().try_to_vec().expect("f32 tensor");
+        let policy: Vec<f32> = if self.meta.policy_len > 0 {
+            out.policy_logits.into_data().try_to_vec().expect("f32 tensor")
+        } else {
+            vec![]
+        };
+        Outputs {
+            wdl: wdl.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect(),
+            margin: margin.iter().map(|m| m * self.meta.margin_scale).collect(),
+            policy,
+        }
+    }
+}
+
+/// How network outputs become search values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UtilitySettings {
+    /// Weight of the score-margin term against win/loss: see [`engine::features::utility`].
+    pub margin_mix: f32,
+    /// Score scale of the margin term (the user's AI: 3).
+    pub score_scale: f32,
+}
+
+impl Default for UtilitySettings {
+    fn default() -> Self {
+        UtilitySettings { margin_mix: 0.5, score_scale: 3.0 }
+    }
+}
+
+/// Fills `leaves` from network outputs: value (turned to the first seat's view) and the
+/// priors of the legal actions (softmax over their logits; uniform without a policy head).
+fn fill<G: Features>(leaves: &mut [Leaf<G>], out: &Outputs, policy_len: usize, u: UtilitySettings) {
+    for (i, leaf) in leaves.iter_mut().enumerate() {
+        let v = utility(out.wdl[i], out.margin[i], u.margin_mix, u.score_scale);
+        leaf.value = leaf.state.perspective().sign() * v;
+        let n = leaf.actions.len();
+        leaf.priors.clear();
+        if n == 0 {
+            continue;
+        }
+        if policy_len == 0 {
+            leaf.priors.resize(n, 1.0 / n as f32);
+            continue;
+        }
+        let row = &out.policy[i * policy_len..(i + 1) * policy_len];
+        let logits: Vec<f32> =
+            leaf.actions.iter().map(|a| G::action_index(a).map_or(f32::NEG_INFINITY, |j| row[j])).collect();
+        let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let exps: Vec<f32> = logits.iter().map(|l| (l - max).exp()).collect();
+        let sum: f32 = exps.iter().sum();
+        if sum > 0.0 && sum.is_finite() {
+            leaf.priors.extend(exps.iter().map(|e| e / sum));
+        } else {
+            leaf.priors.resize(n, 1.0 / n as f32);
+        }
+    }
+}
+
+fn encode<G: Features>(leaves: &[Leaf<G>]) -> Vec<f32> {
+    let f = G::FEATURE_LEN;
+    let mut buf = vec![0.0; leaves.len() * f];
+    for (leaf, chunk) in leaves.iter().zip(buf.chunks_exact_mut(f)) {
+        leaf.state.encode_features(chunk);
+    }
+    buf
+}
+
+/// The network as a leaf evaluator for game `G` (one per game being played: it pins the
+/// model of the move in progress).
+pub struct NetEvaluator<G: Features> {
+    slot: Arc<ModelSlot>,
+    pinned: Mutex<Option<Arc<Versioned>>>,
+    batcher: Option<Batcher>,
+    utility: UtilitySettings,
+    fallback: Rollout,
+    _game: std::marker::PhantomData<fn() -> G>,
+}
+
+impl<G: Features> NetEvaluator<G> {
+    /// An evaluator following `slot`, running inference on the calling thread or, with
+    /// `batcher`, merged with other games' leaves on the batcher's thread.
+    pub fn new(slot: Arc<ModelSlot>, batcher: Option<Batcher>, utility: UtilitySettings) -> Self {
+        let pinned = Mutex::new(slot.current());
+        NetEvaluator {
+            slot,
+            pinned,
+            batcher,
+            utility,
+            fallback: Rollout { score_scale: utility.score_scale, ..Rollout::default() },
+            _game: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<G: Features> Evaluator<G> for NetEvaluator<G> {
+    fn evaluate(&self, leaves: &mut [Leaf<G>], rng: &mut Rng) {
+        let model = self.pinned.lock().expect("not poisoned").clone();
+        let Some(m) = model else {
+            self.fallback.evaluate(leaves, rng);
+            return;
+        };
+        let features = encode(leaves);
+        let out = match &self.batcher {
+            Some(b) => b.infer(m.clone(), features, leaves.len()),
+            None => m.model.infer(&features, leaves.len()),
+        };
+        fill(leaves, &out, m.model.meta.policy_len, self.utility);
+    }
+
+    fn begin_move(&self) -> u64 {
+        let current = self.slot.current();
+        let v = current.as_ref().map_or(0, |m| m.version);
+        *self.pinned.lock().expect("not poisoned") = current;
+        v
+    }
+
+    fn name(&self) -> String {
+        format!("net(v{})", self.slot.version())
+    }
+}
+
+struct Request {
+    model: Arc<Versioned>,
+    features: Vec<f32>,
+    n: usize,
+    reply: SyncSender<Outputs>,
+}
+
+/// Merges concurrent inference requests into batches on one thread. Cloning gives another
+/// handle to the same thread; the thread ends when every handle is dropped.
+#[derive(Clone)]
+pub struct Batcher {
+    tx: Sender<Request>,
+}
+
+impl std::fmt::Debug for Batcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Batcher")
+    }
+}
+
+impl Batcher {
+    /// Starts the inference thread: a batch runs once it holds `max_batch` positions or the
+    /// oldest request has waited `max_wait`.
+    pub fn start(max_batch: usize, max_wait: Duration) -> Batcher {
+        let (tx, rx) = mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("inference".into())
+            .spawn(move || batch_loop(rx, max_batch.max(1), max_wait))
+            .expect("spawn inference thread");
+        Batcher { tx }
+    }
+
+    /// Runs `n` positions through `model`, batched with whatever else is waiting.
+    ///
+    /// # Panics
+    /// If the inference thread has died (a panic in inference).
+    pub fn infer(&self, model: Arc<Versioned>, features: Vec<f32>, n: usize) -> Outputs {
+        let (reply, rx) = mpsc::sync_channel(1);
+        self.tx.send(Request { model, features, n, reply }).expect("inference thread alive");
+        rx.recv().expect("inference thread answers")
+    }
+}
+
+fn batch_loop(rx: Receiver<Request>, max_batch: usize, max_wait: Duration) {
+    while let Ok(first) = rx.recv() {
+        let deadline = Instant::now() + max_wait;
+        let mut pending = vec![first];
+        let mut total = pending[0].n;
+        while total < max_batch {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(r) => {
+                    total += r.n;
+                    pending.push(r);
+                }
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        // One forward pass per distinct model (normally one; two around a swap).
+        while !pending.is_empty() {
+            let model = pending[0].model.clone();
+            let (same, rest): (Vec<Request>, Vec<Request>) =
+                pending.into_iter().partition(|r| Arc::ptr_eq(&r.model, &model));
+            pending = rest;
+            let n: usize = same.iter().map(|r| r.n).sum();
+            let mut features = Vec::with_capacity(n * model.model.meta.feature_len);
+            for r in &same {
+                features.extend_from_slice(&r.features);
+            }
+            let out = model.model.infer(&features, n);
+            let p = model.model.meta.policy_len;
+            let mut at = 0;
+            for r in same {
+                let part = Outputs {
+                    wdl: out.wdl[at..at + r.n].to_vec(),
+                    margin: out.margin[at..at + r.n].to_vec(),
+                    policy: if p > 0 { out.policy[at * p..(at + r.n) * p].to_vec() } else { vec![] },
+                };
+                at += r.n;
+                let _ = r.reply.send(part);
+            }
+        }
+    }
+}

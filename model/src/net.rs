@@ -1,0 +1,117 @@
+//! The value/policy network: a residual MLP over a game's feature vector.
+
+use burn::nn::{Linear, LinearConfig, Relu};
+use burn::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Network sizes. Named sizes: [`NetConfig::named`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetConfig {
+    /// Width of the hidden layers.
+    pub hidden: usize,
+    /// Residual blocks (two layers each) after the input layer.
+    pub blocks: usize,
+}
+
+impl NetConfig {
+    /// The named sizes, smallest first.
+    pub const NAMES: [&'static str; 4] = ["tiny", "small", "medium", "large"];
+
+    /// A named size: `tiny` (64 wide, 1 block), `small` (128, 2), `medium` (256, 3) or
+    /// `large` (512, 4).
+    pub fn named(name: &str) -> Option<NetConfig> {
+        let (hidden, blocks) = match name {
+            "tiny" => (64, 1),
+            "small" => (128, 2),
+            "medium" => (256, 3),
+            "large" => (512, 4),
+            _ => return None,
+        };
+        Some(NetConfig { hidden, blocks })
+    }
+
+    /// Checks the sizes are sane.
+    ///
+    /// # Errors
+    /// A description of the bad size.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(1..=4096).contains(&self.hidden) {
+            return Err(format!("hidden width {} is outside 1..=4096", self.hidden));
+        }
+        if self.blocks > 32 {
+            return Err(format!("{} residual blocks is more than 32", self.blocks));
+        }
+        Ok(())
+    }
+}
+
+/// One residual block: `x + W₂ · relu(W₁ · x)`, then relu.
+#[derive(Module, Debug)]
+pub struct Block {
+    a: Linear,
+    b: Linear,
+}
+
+/// What the network outputs for a batch of `B` positions.
+#[derive(Debug)]
+pub struct NetOutput {
+    /// Win/draw/loss logits from the mover's view: `[B, 3]`.
+    pub wdl_logits: Tensor<2>,
+    /// Predicted final score difference from the mover's view, divided by the margin scale:
+    /// `[B, 1]`.
+    pub margin: Tensor<2>,
+    /// Policy logits over the game's fixed action index: `[B, P]` (`P = 1`, unused, for a
+    /// game without a fixed action space).
+    pub policy_logits: Tensor<2>,
+}
+
+/// The network. Tensor names (as in the model files): `input.{weight,bias}`,
+/// `blocks.{i}.{a,b}.{weight,bias}`, `wdl.*`, `margin.*`, `policy.*`; burn stores a linear
+/// layer's weight as `[in, out]`.
+#[derive(Module, Debug)]
+pub struct ValueNet {
+    input: Linear,
+    blocks: Vec<Block>,
+    wdl: Linear,
+    margin: Linear,
+    policy: Linear,
+    act: Relu,
+}
+
+impl ValueNet {
+    /// A freshly initialised network for `features` inputs and `policy` actions (0: none).
+    pub fn new(cfg: &NetConfig, features: usize, policy: usize, device: &Device) -> ValueNet {
+        let h = cfg.hidden;
+        ValueNet {
+            input: LinearConfig::new(features, h).init(device),
+            blocks: (0..cfg.blocks)
+                .map(|_| Block {
+                    a: LinearConfig::new(h, h).init(device),
+                    b: LinearConfig::new(h, h).init(device),
+                })
+                .collect(),
+            wdl: LinearConfig::new(h, 3).init(device),
+            margin: LinearConfig::new(h, 1).init(device),
+            policy: LinearConfig::new(h, policy.max(1)).init(device),
+            act: Relu::new(),
+        }
+    }
+
+    /// Runs the network.
+    ///
+    /// Shapes: `x: [B, F]` (`F` the game's feature length) → [`NetOutput`] (`[B, 3]`,
+    /// `[B, 1]`, `[B, P]`).
+    pub fn forward(&self, x: Tensor<2>) -> NetOutput {
+        let mut x = self.act.forward(self.input.forward(x));
+        for b in &self.blocks {
+            let y = b.b.forward(self.act.forward(b.a.forward(x.clone())));
+            x = self.act.forward(x + y);
+        }
+        NetOutput {
+            wdl_logits: self.wdl.forward(x.clone()),
+            margin: self.margin.forward(x.clone()),
+            policy_logits: self.policy.forward(x),
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! Model file round trips, refusals, batching and hot swapping.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use burn::prelude::Device;
+use engine::battlenumber::BattleNumber;
+use engine::eval::{Evaluator, Leaf};
+use engine::{Features, Game};
+use model::{
+    Batcher, Model, ModelError, ModelInfo, ModelMeta, ModelSlot, NetConfig, NetEvaluator, UtilitySettings,
+    ValueNet,
+};
+use rand::RngExt;
+
+fn dev() -> Device {
+    model::cpu()
+}
+
+fn fresh_bytes(seed: u64) -> Vec<u8> {
+    burn::tensor::Device::seed(&dev(), seed);
+    let cfg = NetConfig::named("tiny").unwrap();
+    let net = ValueNet::new(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &dev());
+    let meta =
+        ModelMeta::for_game::<BattleNumber>(cfg, 10.0, ModelInfo { steps: seed, ..Default::default() });
+    model::to_bytes(&net, &meta).unwrap()
+}
+
+/// Random positions reached by random play.
+fn positions(n: usize, seed: u64) -> Vec<BattleNumber> {
+    let mut rng = engine::rng_from_seed(seed);
+    let mut out = Vec::new();
+    let mut actions = Vec::new();
+    while out.len() < n {
+        let mut g = BattleNumber::new_game(&Default::default());
+        let plies = rng.random_range(0..60);
+        for _ in 0..plies {
+            g.legal_actions(&mut actions);
+            if actions.is_empty() || g.outcome().is_some() {
+                break;
+            }
+            let a = actions[rng.random_range(0..actions.len())];
+            g.play(a).unwrap();
+        }
+        if g.outcome().is_none() {
+            out.push(g);
+        }
+    }
+    out
+}
+
+fn features(ps: &[BattleNumber]) -> Vec<f32> {
+    let f = BattleNumber::FEATURE_LEN;
+    let mut buf = vec![0.0; ps.len() * f];
+    for (p, c) in ps.iter().zip(buf.chunks_exact_mut(f)) {
+        p.encode_features(c);
+    }
+    buf
+}
+
+#[test]
+fn save_and_load_give_identical_outputs() {
+    let bytes = fresh_bytes(3);
+    let a = model::load::<BattleNumber>(&bytes, &dev()).unwrap();
+    let again = model::to_bytes(&a.net, &a.meta).unwrap();
+    let b = model::load::<BattleNumber>(&again, &dev()).unwrap();
+    assert_eq!(a.meta, b.meta);
+    let ps = positions(32, 1);
+    let x = features(&ps);
+    let (oa, ob) = (a.infer(&x, ps.len()), b.infer(&x, ps.len()));
+    assert_eq!(oa, ob, "outputs differ after a save/load round trip");
+    assert_eq!(oa.wdl.len(), 32);
+    assert_eq!(oa.policy.len(), 32 * BattleNumber::POLICY_LEN);
+    for w in &oa.wdl {
+        assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+    }
+    // A different seed gives a different network (the test can fail).
+    let c = model::load::<BattleNumber>(&fresh_bytes(4), &dev()).unwrap();
+    assert_ne!(c.infer(&x, ps.len()), oa);
+}
+
+#[test]
+fn batched_inference_equals_one_by_one() {
+    let m = model::load::<BattleNumber>(&fresh_bytes(5), &dev()).unwrap();
+    let ps = positions(16, 2);
+    let all = m.infer(&features(&ps), ps.len());
+    for (i, p) in ps.iter().enumerate() {
+        let one = m.infer(&features(std::slice::from_ref(p)), 1);
+        for k in 0..3 {
+            assert!((one.wdl[0][k] - all.wdl[i][k]).abs() < 1e-5);
+        }
+        assert!((one.margin[0] - all.margin[i]).abs() < 1e-4);
+    }
+}
+
+#[test]
+fn corrupt_and_mismatched_models_are_refused() {
+    let bytes = fresh_bytes(6);
+    // Truncations and byte flips: always an error, never a panic.
+    for cut in [0, 1, 7, 8, 100, bytes.len() / 2, bytes.len() - 1] {
+        assert!(model::load::<BattleNumber>(&bytes[..cut], &dev()).is_err(), "truncated at {cut}");
+    }
+    let mut rng = engine::rng_from_seed(9);
+    for _ in 0..40 {
+        let mut b = bytes.clone();
+        let i = rng.random_range(0..b.len().min(600));
+        b[i] ^= 0x5a;
+        let _ = model::load::<BattleNumber>(&b, &dev()); // must not panic
+    }
+    assert!(matches!(
+        model::load::<BattleNumber>(b"not a model", &dev()),
+        Err(ModelError::NotSafetensors(_))
+    ));
+
+    // Metadata for another game, another feature version, another format.
+    let cfg = NetConfig::named("tiny").unwrap();
+    let net = ValueNet::new(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &dev());
+    let mut meta = ModelMeta::for_game::<BattleNumber>(cfg.clone(), 10.0, ModelInfo::default());
+    meta.game = "trigolden".into();
+    let e = model::load::<BattleNumber>(&model::to_bytes(&net, &meta).unwrap(), &dev()).unwrap_err();
+    assert!(matches!(e, ModelError::WrongGame { .. }), "{e}");
+    let mut meta = ModelMeta::for_game::<BattleNumber>(cfg.clone(), 10.0, ModelInfo::default());
+    meta.feature_version += 1;
+    let e = model::load::<BattleNumber>(&model::to_bytes(&net, &meta).unwrap(), &dev()).unwrap_err();
+    assert!(matches!(e, ModelError::FeatureVersion { .. }), "{e}");
+    assert!(e.to_string().contains("retrain"), "{e}");
+    // Declared network bigger than the weights: the tensors do not fit.
+    let mut meta = ModelMeta::for_game::<BattleNumber>(cfg, 10.0, ModelInfo::default());
+    meta.net = NetConfig::named("small").unwrap();
+    let e = model::load::<BattleNumber>(&model::to_bytes(&net, &meta).unwrap(), &dev()).unwrap_err();
+    assert!(matches!(e, ModelError::Weights(_)), "{e}");
+    // A safetensors file without zeroplay metadata.
+    let plain = safetensors::serialize(
+        [("x", safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &[0u8; 4]).unwrap())],
+        None,
+    )
+    .unwrap();
+    assert!(matches!(model::load::<BattleNumber>(&plain, &dev()), Err(ModelError::MissingKey(_))));
+}
+
+#[test]
+fn evaluator_fills_legal_priors_and_seat_relative_values() {
+    let slot = Arc::new(ModelSlot::new());
+    slot.publish(1, model::load::<BattleNumber>(&fresh_bytes(7), &dev()).unwrap());
+    let eval = NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default());
+    assert_eq!(eval.begin_move(), 1);
+    let m = slot.current().unwrap();
+    let mut leaves: Vec<Leaf<BattleNumber>> = positions(20, 3).into_iter().map(Leaf::new).collect();
+    eval.evaluate(&mut leaves, &mut engine::rng_from_seed(1));
+    for leaf in &leaves {
+        assert_eq!(leaf.priors.len(), leaf.actions.len());
+        assert!((leaf.priors.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        let out = m.model.infer(&features(std::slice::from_ref(&leaf.state)), 1);
+        let v = engine::features::utility(out.wdl[0], out.margin[0], 0.5, 3.0);
+        assert!((leaf.value - leaf.state.perspective().sign() * v).abs() < 1e-5);
+    }
+}
+
+/// Value the evaluator gives `leaf` with `m`.
+fn value_with(m: &Model, p: &BattleNumber) -> f32 {
+    let out = m.infer(&features(std::slice::from_ref(p)), 1);
+    p.perspective().sign() * engine::features::utility(out.wdl[0], out.margin[0], 0.5, 3.0)
+}
+
+#[test]
+fn hot_swap_under_concurrent_evaluation() {
+    let models: Vec<Arc<Vec<u8>>> = (0..4).map(|s| Arc::new(fresh_bytes(100 + s))).collect();
+    let slot = Arc::new(ModelSlot::new());
+    slot.publish(1, model::load::<BattleNumber>(&models[0], &dev()).unwrap());
+    let batcher = Batcher::start(64, Duration::from_micros(300));
+    let stop = Arc::new(AtomicBool::new(false));
+    let ps = Arc::new(positions(8, 4));
+    let reference: Vec<Vec<f32>> = models
+        .iter()
+        .map(|b| {
+            let m = model::load::<BattleNumber>(b, &dev()).unwrap();
+            ps.iter().map(|p| value_with(&m, p)).collect()
+        })
+        .collect();
+    let reference = Arc::new(reference);
+    let threads: Vec<_> = (0..3)
+        .map(|t| {
+            let (slot, batcher, stop, ps, reference) =
+                (slot.clone(), batcher.clone(), stop.clone(), ps.clone(), reference.clone());
+            std::thread::spawn(move || {
+                let eval = NetEvaluator::<BattleNumber>::new(slot, Some(batcher), UtilitySettings::default());
+                let mut rng = engine::rng_from_seed(t);
+                let mut moves = 0;
+                let mut seen = std::collections::BTreeSet::new();
+                while !stop.load(Ordering::Relaxed) || moves < 5 {
+                    // One "move": pin, then several batches, all with the pinned model.
+                    let v = eval.begin_move();
+                    seen.insert(v);
+                    for _ in 0..3 {
+                        let mut leaves: Vec<Leaf<BattleNumber>> = ps.iter().cloned().map(Leaf::new).collect();
+                        eval.evaluate(&mut leaves, &mut rng);
+                        let want = &reference[(v - 1) as usize];
+                        for (leaf, w) in leaves.iter().zip(want) {
+                            assert!((leaf.value - w).abs() < 1e-5, "a move mixed models: version {v}");
+                        }
+                    }
+                    moves += 1;
+                }
+                seen
+            })
+        })
+        .collect();
+    for (i, b) in models.iter().enumerate().skip(1) {
+        std::thread::sleep(Duration::from_millis(30));
+        slot.publish(i as u64 + 1, model::load::<BattleNumber>(b, &dev()).unwrap());
+    }
+    std::thread::sleep(Duration::from_millis(30));
+    stop.store(true, Ordering::Relaxed);
+    let mut all = std::collections::BTreeSet::new();
+    for t in threads {
+        all.extend(t.join().expect("evaluation thread"));
+    }
+    assert!(all.contains(&4), "the last model was picked up: {all:?}");
+    assert!(all.len() >= 2, "models changed while evaluating: {all:?}");
+    assert_eq!(slot.version(), 4);
+}

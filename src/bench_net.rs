@@ -1,0 +1,209 @@
+//! `zeroplay bench net`: training and inference speed of the network, and MCTS speed with it.
+//!
+//! Every figure is the median of `--repeats` timed runs after one warm-up run. Positions come
+//! from random play (seeded), so the runs are repeatable.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Result, bail};
+use clap::Args;
+use engine::battlenumber::BattleNumber;
+use engine::eval::{Evaluator, Rollout};
+use engine::mcts::{Budget, Mcts, MctsConfig};
+use engine::{Features, Game};
+use model::{ModelSlot, NetConfig, NetEvaluator, UtilitySettings};
+use rand::RngExt;
+use trainer::data::Sample;
+use trainer::train::{TrainSettings, Trainer};
+
+/// `zeroplay bench net`.
+#[derive(Debug, Args)]
+pub struct NetBenchArgs {
+    /// Network size: tiny, small, medium or large.
+    #[arg(long, default_value = "small")]
+    pub net: String,
+    /// Inference batch sizes to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64,256")]
+    pub batches: Vec<usize>,
+    /// Training batch size.
+    #[arg(long, default_value_t = 256)]
+    pub train_batch: usize,
+    /// Training steps per timed run.
+    #[arg(long, default_value_t = 20)]
+    pub train_steps: u64,
+    /// MCTS simulations per timed search.
+    #[arg(long, default_value_t = 2000)]
+    pub sims: u64,
+    /// Timed runs per figure (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub repeats: usize,
+    /// Backend: cpu, or cuda / wgpu in a binary built with those features.
+    #[arg(long, default_value = "cpu")]
+    pub device: String,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn positions(n: usize, seed: u64) -> Vec<BattleNumber> {
+    let mut rng = engine::rng_from_seed(seed);
+    let mut out = Vec::with_capacity(n);
+    let mut actions = Vec::new();
+    while out.len() < n {
+        let mut g = BattleNumber::new_game(&Default::default());
+        for _ in 0..rng.random_range(0..120) {
+            g.legal_actions(&mut actions);
+            if actions.is_empty() || g.outcome().is_some() {
+                break;
+            }
+            g.play_unchecked(actions[rng.random_range(0..actions.len())]);
+        }
+        if g.outcome().is_none() {
+            out.push(g);
+        }
+    }
+    out
+}
+
+/// Times `f` `repeats` times after a warm-up; returns the median seconds.
+fn time(repeats: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    median(
+        (0..repeats.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed().as_secs_f64()
+            })
+            .collect(),
+    )
+}
+
+/// Runs the benchmark and prints a Markdown table.
+///
+/// # Errors
+/// A bad network name or device.
+pub fn run(a: NetBenchArgs) -> Result<()> {
+    let Some(cfg) = NetConfig::named(&a.net) else { bail!("unknown net {:?}", a.net) };
+    let device = trainer::device(&a.device).map_err(anyhow::Error::msg)?;
+    let ps = positions(4096, 1);
+    println!(
+        "network {} ({} wide, {} blocks), device {}, median of {} runs\n",
+        a.net, cfg.hidden, cfg.blocks, a.device, a.repeats
+    );
+
+    // Training.
+    let samples: Vec<Sample> = ps
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut legal = Vec::new();
+            p.legal_actions(&mut legal);
+            let k = legal.len() as f32;
+            Sample {
+                state: engine::game::to_bytes(p),
+                wdl: (i % 3) as u8,
+                score: (i % 21) as f32 - 10.0,
+                policy: legal
+                    .iter()
+                    .map(|x| (BattleNumber::action_index(x).unwrap() as u16, 1.0 / k))
+                    .collect(),
+                game_hash: i as u64,
+            }
+        })
+        .collect();
+    let refs: Vec<&Sample> = samples.iter().collect();
+    let settings =
+        TrainSettings { net: a.net.clone(), batch_size: a.train_batch, ..TrainSettings::default() };
+    let mut t = Trainer::<BattleNumber>::new(settings, &device).map_err(anyhow::Error::msg)?;
+    let secs = time(a.repeats, || {
+        t.train(&refs, a.train_steps, &mut |_, _| {});
+    });
+    let sps = (a.train_steps as usize * a.train_batch) as f64 / secs;
+    println!(
+        "| training | batch {} | {:.0} samples/s | {:.1} ms/step |",
+        a.train_batch,
+        sps,
+        secs * 1e3 / a.train_steps as f64
+    );
+
+    // Inference.
+    let bytes = t.export(0, "bench")?;
+    let m = model::load::<BattleNumber>(&bytes, &device)?;
+    let f = BattleNumber::FEATURE_LEN;
+    println!(
+        "\n| inference batch | positions/s | µs per call | µs per call incl. feature encoding |\n|---|---|---|---|"
+    );
+    for &b in &a.batches {
+        let batch = &ps[..b.min(ps.len())];
+        let mut x = vec![0.0; batch.len() * f];
+        for (p, c) in batch.iter().zip(x.chunks_exact_mut(f)) {
+            p.encode_features(c);
+        }
+        let calls = (4096 / b).clamp(4, 512);
+        let secs = time(a.repeats, || {
+            for _ in 0..calls {
+                std::hint::black_box(m.infer(&x, batch.len()));
+            }
+        });
+        let enc = time(a.repeats, || {
+            for _ in 0..calls {
+                let mut x = vec![0.0; batch.len() * f];
+                for (p, c) in batch.iter().zip(x.chunks_exact_mut(f)) {
+                    p.encode_features(c);
+                }
+                std::hint::black_box(m.infer(&x, batch.len()));
+            }
+        });
+        println!(
+            "| {b} | {:.0} | {:.1} | {:.1} |",
+            (calls * batch.len()) as f64 / secs,
+            secs / calls as f64 * 1e6,
+            enc / calls as f64 * 1e6
+        );
+    }
+
+    // MCTS with the network leaf, beside the rollout leaf.
+    let slot = Arc::new(ModelSlot::new());
+    slot.publish(1, model::load::<BattleNumber>(&bytes, &device)?);
+    let roots: Vec<BattleNumber> =
+        positions(64, 2).into_iter().filter(|p| p.at_turn_start()).take(8).collect();
+    println!("\n| MCTS leaf | search batch | simulations/s |\n|---|---|---|");
+    let evals: Vec<(String, usize, Box<dyn Evaluator<BattleNumber>>)> = vec![
+        ("rollout (the user's AI)".into(), 1, Box::new(Rollout::default())),
+        (
+            "network".into(),
+            1,
+            Box::new(NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default())),
+        ),
+        (
+            "network".into(),
+            8,
+            Box::new(NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default())),
+        ),
+        (
+            "network".into(),
+            32,
+            Box::new(NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default())),
+        ),
+    ];
+    for (name, batch, e) in &evals {
+        e.begin_move();
+        let mut rng = engine::rng_from_seed(3);
+        let mut sims = 0u64;
+        let secs = time(a.repeats, || {
+            for r in &roots {
+                let mut tree =
+                    Mcts::new(r.clone(), MctsConfig { batch_size: *batch, ..MctsConfig::default() });
+                sims +=
+                    tree.search(e.as_ref(), Budget::sims(a.sims / roots.len() as u64), &mut rng, &mut |_| {});
+            }
+        });
+        let per_run = sims as f64 / (a.repeats + 1) as f64;
+        println!("| {name} | {batch} | {:.0} |", per_run / secs);
+    }
+    Ok(())
+}

@@ -1,0 +1,153 @@
+//! `zeroplay train` and `zeroplay export`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result, bail};
+use engine::battlenumber::BattleNumber;
+use engine::{Features, Game};
+use trainer::pipeline::{PipelineConfig, run, summary};
+use zeroplay_worker::WorkerConfig;
+
+use crate::cli::{ExportArgs, TrainArgs};
+use crate::config::load;
+
+/// Publishes a promoted model's bytes and returns its version (see [`trainer::pipeline::Publish`]).
+pub type Publisher = Box<dyn FnMut(&[u8]) -> Result<u64, String> + Send>;
+
+/// A publish callback for the pipeline: the gRPC `PublishModel` call on `rt`, or nothing.
+pub fn publisher(
+    rt: tokio::runtime::Handle,
+    coordinator: Option<String>,
+    token: String,
+) -> Result<Publisher> {
+    let Some(url) = coordinator else {
+        return Ok(Box::new(|_: &[u8]| Ok(0)));
+    };
+    let mut client =
+        zeroplay_worker::client(&WorkerConfig { coordinator: url, token, ..WorkerConfig::default() })?;
+    Ok(Box::new(move |bytes: &[u8]| {
+        rt.block_on(zeroplay_worker::publish_model(
+            &mut client,
+            BattleNumber::NAME,
+            BattleNumber::FEATURE_VERSION,
+            bytes,
+        ))
+        .map_err(|s| format!("coordinator refused the model: {}", s.message()))
+    }))
+}
+
+/// Runs the training pipeline until Ctrl-C or the round limit.
+///
+/// # Errors
+/// Bad configuration or an unwritable run directory.
+pub fn train(args: TrainArgs) -> Result<()> {
+    let mut cfg: PipelineConfig = load(args.config.as_deref())?;
+    if let Some(d) = args.data_dir {
+        cfg.data_dir = d;
+    }
+    if let Some(d) = args.run_dir {
+        cfg.run_dir = d;
+    }
+    if args.rounds.is_some() {
+        cfg.max_rounds = args.rounds;
+    }
+    cfg.validate().map_err(anyhow::Error::msg)?;
+    let device = trainer::device(&args.device).map_err(anyhow::Error::msg)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().worker_threads(1).build()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        rt.spawn(async move {
+            crate::pipeline_cmd::signal().await;
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+    let mut publish = publisher(rt.handle().clone(), args.coordinator, args.token)?;
+    let history = run::<BattleNumber>(&cfg, &Default::default(), &device, &mut *publish, &stop)
+        .map_err(anyhow::Error::msg)?;
+    println!("{}", summary(&history));
+    println!("ratings plot: {}", cfg.run_dir.join("ratings.svg").display());
+    Ok(())
+}
+
+/// Writes a model's weights as safetensors plus its documentation.
+///
+/// # Errors
+/// An unreadable or invalid model file, or an unwritable output directory.
+pub fn export(args: ExportArgs) -> Result<()> {
+    let bytes = std::fs::read(&args.model).with_context(|| format!("reading {}", args.model.display()))?;
+    let meta =
+        model::check(&bytes).with_context(|| format!("{} is not a zeroplay model", args.model.display()))?;
+    if meta.game != BattleNumber::NAME {
+        bail!("no exporter for game {:?}", meta.game);
+    }
+    // Load it fully too: the weights must fit the declared network.
+    model::load::<BattleNumber>(&bytes, &model::cpu())?;
+    export_files(&bytes, &meta, &args.out)?;
+    println!("exported to {}: model.safetensors, model.json, MODEL.md", args.out.display());
+    Ok(())
+}
+
+/// The export files for model `bytes` into `out`.
+///
+/// # Errors
+/// I/O failures.
+pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result<()> {
+    std::fs::create_dir_all(out)?;
+    std::fs::write(out.join("model.safetensors"), bytes)?;
+    let st = safetensors::SafeTensors::deserialize(bytes)?;
+    let mut tensors: Vec<serde_json::Value> = st
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            serde_json::json!({ "name": name, "dtype": format!("{:?}", view.dtype()), "shape": view.shape() })
+        })
+        .collect();
+    tensors.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+    let doc = serde_json::json!({
+        "format": model::file::FORMAT,
+        "game": meta.game,
+        "feature_version": meta.feature_version,
+        "feature_len": meta.feature_len,
+        "policy_len": meta.policy_len,
+        "net": meta.net,
+        "margin_scale": meta.margin_scale,
+        "info": meta.info,
+        "sha256": model::sha256_hex(bytes),
+        "tensors": tensors,
+    });
+    std::fs::write(out.join("model.json"), serde_json::to_string_pretty(&doc)?)?;
+    let mut md = String::from(MODEL_MD);
+    md.push_str("\n## Tensors in this file\n\n| name | dtype | shape |\n|---|---|---|\n");
+    for t in doc["tensors"].as_array().into_iter().flatten() {
+        md.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            t["name"].as_str().unwrap_or(""),
+            t["dtype"].as_str().unwrap_or(""),
+            t["shape"]
+        ));
+    }
+    std::fs::write(out.join("MODEL.md"), md)?;
+    Ok(())
+}
+
+const MODEL_MD: &str = "# zeroplay model (Battle Number)
+
+A residual MLP. Input: the Battle Number feature vector, version `feature_version` (950
+floats, from the view of the player to move; the layout is in
+`engine/src/battlenumber/features.rs`). Forward pass, with `relu` and `W` stored `[in, out]`
+(multiply as `x · W + b`):
+
+    h = relu(x · input.weight + input.bias)
+    for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
+    wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
+    margin = (h · margin.weight + margin.bias) · margin_scale   # final score difference, mover's view, points
+    policy = h · policy.weight + policy.bias              # logits over the 69 click indices
+
+Policy index: square `s` (row · 7 + column) → `s`; piece `(kind, rotation)` → `49 + 4·kind + rotation`
+with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.
+
+Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
+";

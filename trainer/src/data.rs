@@ -1,0 +1,292 @@
+//! Training data: a window of the most recent positions from the coordinator's Parquet files.
+//!
+//! Files (`games-<first>-<last>.parquet`, written complete and renamed into place by the
+//! coordinator) are read newest first until the window holds `window_positions` positions;
+//! [`Window::refresh`] picks up files that arrived since and drops the oldest beyond the
+//! window. Every file is checked (schema version, the game's state encoding version, column
+//! types) and every row is validated (the state decodes, the visited actions parse and are
+//! legal); a bad file is logged, counted and skipped, and the run goes on.
+//!
+//! Samples keep the state bytes, not features: features are encoded per batch with the engine
+//! ([`engine::Features`]), which is fast and keeps the window small.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow_array::{
+    Array, BinaryArray, BooleanArray, Int8Array, Int32Array, ListArray, RecordBatch, StringArray, UInt8Array,
+    UInt32Array,
+};
+use engine::Features;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use tracing::warn;
+
+/// The Parquet schema version this reader understands (`zeroplay.schema_version`).
+pub const SCHEMA_VERSION: &str = "1";
+
+/// One training position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// State bytes ([`engine::Game::encode`]).
+    pub state: Vec<u8>,
+    /// Result class from the mover's view: 0 win, 1 draw, 2 loss.
+    pub wdl: u8,
+    /// Final score difference from the mover's view, in points.
+    pub score: f32,
+    /// Policy target: (policy index, probability) pairs; empty when the move had no full
+    /// search.
+    pub policy: Vec<(u16, f32)>,
+    /// A stable hash of the game id, to split games between training and validation.
+    pub game_hash: u64,
+}
+
+/// Why a file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// I/O.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Not Parquet, or damaged.
+    #[error("{path}: not a readable Parquet file: {msg}")]
+    Parquet {
+        /// The file.
+        path: PathBuf,
+        /// The reader's message.
+        msg: String,
+    },
+    /// Schema or encoding version mismatch, or a missing/mistyped column.
+    #[error("{path}: {msg}")]
+    Schema {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A row that does not replay.
+    #[error("{path}: row {row}: {msg}")]
+    Row {
+        /// The file.
+        path: PathBuf,
+        /// Row index in the file.
+        row: usize,
+        /// What is wrong.
+        msg: String,
+    },
+}
+
+fn column<'a, T: 'static>(b: &'a RecordBatch, name: &str, path: &Path) -> Result<&'a T, DataError> {
+    b.column_by_name(name).and_then(|c| c.as_any().downcast_ref::<T>()).ok_or_else(|| DataError::Schema {
+        path: path.into(),
+        msg: format!("column {name:?} missing or mistyped"),
+    })
+}
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// Reads and validates the positions of game `G` in one file.
+///
+/// # Errors
+/// [`DataError`] if the file is unreadable, of another schema or encoding version, or holds a
+/// row that does not decode or replay.
+pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
+    let file = File::open(path).map_err(|source| DataError::Io { path: path.into(), source })?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(|e| DataError::Parquet { path: path.into(), msg: e.to_string() })?;
+    let kv: HashMap<String, String> = builder
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    match kv.get("zeroplay.schema_version") {
+        Some(v) if v == SCHEMA_VERSION => {}
+        other => {
+            return Err(DataError::Schema {
+                path: path.into(),
+                msg: format!("schema version {other:?}, this trainer reads {SCHEMA_VERSION}"),
+            });
+        }
+    }
+    let enc_key = format!("zeroplay.encoding.{}", G::NAME);
+    if let Some(v) = kv.get(&enc_key)
+        && v != &G::STATE_VERSION.to_string()
+    {
+        return Err(DataError::Schema {
+            path: path.into(),
+            msg: format!("{} state encoding v{v}, this engine reads v{}", G::NAME, G::STATE_VERSION),
+        });
+    }
+    let reader = builder.build().map_err(|e| DataError::Parquet { path: path.into(), msg: e.to_string() })?;
+    let mut out = Vec::new();
+    let mut row_base = 0;
+    for batch in reader {
+        let b = batch.map_err(|e| DataError::Parquet { path: path.into(), msg: e.to_string() })?;
+        let kind = column::<StringArray>(&b, "game_kind", path)?;
+        let game_id = column::<StringArray>(&b, "game_id", path)?;
+        let actor = column::<UInt8Array>(&b, "actor", path)?;
+        let state = column::<BinaryArray>(&b, "state", path)?;
+        let va = column::<ListArray>(&b, "visit_actions", path)?;
+        let vc = column::<ListArray>(&b, "visit_counts", path)?;
+        let full = column::<BooleanArray>(&b, "full_search", path)?;
+        let result = column::<Int8Array>(&b, "result", path)?;
+        let score = column::<Int32Array>(&b, "score", path)?;
+        for i in 0..b.num_rows() {
+            let row = row_base + i;
+            let bad = |msg: String| DataError::Row { path: path.into(), row, msg };
+            if kind.value(i) != G::NAME || actor.value(i) > 1 {
+                continue;
+            }
+            let bytes = state.value(i);
+            let g = G::decode(bytes).map_err(|e| bad(format!("state: {e}")))?;
+            if g.outcome().is_some() {
+                return Err(bad("state is a finished game".into()));
+            }
+            let wdl = match result.value(i) {
+                1 => 0,
+                0 => 1,
+                -1 => 2,
+                r => return Err(bad(format!("result {r} is not -1, 0 or 1"))),
+            };
+            let mut policy = Vec::new();
+            if full.value(i) {
+                let acts = va.value(i);
+                let acts = acts
+                    .as_any()
+                    .downcast_ref::<StringArray>()
+                    .ok_or_else(|| bad("visit_actions is not a list of strings".into()))?;
+                let counts = vc.value(i);
+                let counts = counts
+                    .as_any()
+                    .downcast_ref::<UInt32Array>()
+                    .ok_or_else(|| bad("visit_counts is not a list of u32".into()))?;
+                if acts.len() != counts.len() {
+                    return Err(bad("visit_actions and visit_counts differ in length".into()));
+                }
+                let total: f64 = counts.values().iter().map(|&c| f64::from(c)).sum();
+                for j in 0..acts.len() {
+                    let a = g.parse_action(acts.value(j)).map_err(|e| bad(format!("visited action: {e}")))?;
+                    if !g.is_legal(a) {
+                        return Err(bad(format!("visited action {a} is illegal here")));
+                    }
+                    if let Some(idx) = G::action_index(&a)
+                        && total > 0.0
+                    {
+                        policy.push((idx as u16, (f64::from(counts.value(j)) / total) as f32));
+                    }
+                }
+            }
+            out.push(Sample {
+                state: bytes.to_vec(),
+                wdl,
+                score: score.value(i) as f32,
+                policy,
+                game_hash: fnv(game_id.value(i)),
+            });
+        }
+        row_base += b.num_rows();
+    }
+    Ok(out)
+}
+
+/// The Parquet files in `dir`, oldest first (the coordinator names them by game sequence).
+///
+/// # Errors
+/// If the directory cannot be listed.
+pub fn list_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// A sliding window over the most recent positions.
+#[derive(Debug, Default)]
+pub struct Window {
+    /// Files read, oldest first, with their samples.
+    files: BTreeMap<PathBuf, Vec<Sample>>,
+    /// Files refused (never retried).
+    pub bad_files: BTreeMap<PathBuf, String>,
+    capacity: usize,
+}
+
+impl Window {
+    /// An empty window of at most `capacity` positions (whole files are kept or dropped, so it
+    /// may hold up to one file more).
+    pub fn new(capacity: usize) -> Window {
+        Window { capacity: capacity.max(1), ..Window::default() }
+    }
+
+    /// Reads files in `dir` not seen yet, newest first until the window is full, and drops the
+    /// oldest beyond the window. Returns the number of new positions.
+    ///
+    /// # Errors
+    /// If the directory cannot be listed; bad files are recorded in
+    /// [`Window::bad_files`] instead.
+    pub fn refresh<G: Features>(&mut self, dir: &Path) -> std::io::Result<usize> {
+        let files = list_files(dir)?;
+        let mut added = 0;
+        let mut fresh = 0;
+        for path in files.iter().rev() {
+            if self.files.contains_key(path) || self.bad_files.contains_key(path) {
+                continue;
+            }
+            if fresh >= self.capacity {
+                break;
+            }
+            match read_file::<G>(path) {
+                Ok(samples) => {
+                    fresh += samples.len();
+                    added += samples.len();
+                    self.files.insert(path.clone(), samples);
+                }
+                Err(e) => {
+                    warn!(error = %e, "skipping a bad training file");
+                    self.bad_files.insert(path.clone(), e.to_string());
+                }
+            }
+        }
+        while self.len() > self.capacity && self.files.len() > 1 {
+            let oldest = self.files.keys().next().cloned().expect("non-empty");
+            let n = self.files[&oldest].len();
+            if self.len() - n < self.capacity {
+                break;
+            }
+            self.files.remove(&oldest);
+        }
+        Ok(added)
+    }
+
+    /// Positions held.
+    pub fn len(&self) -> usize {
+        self.files.values().map(Vec::len).sum()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Files held.
+    pub fn file_count(&self) -> usize {
+        self.files.len()
+    }
+
+    /// All samples, split into (training, validation) by game: games whose hash falls in the
+    /// lowest `validation_fraction` go to validation, so no game is on both sides.
+    pub fn split(&self, validation_fraction: f64) -> (Vec<&Sample>, Vec<&Sample>) {
+        let cut = (validation_fraction.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
+        self.files.values().flatten().partition(|s| s.game_hash >= cut)
+    }
+}

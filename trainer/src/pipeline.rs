@@ -1,0 +1,353 @@
+//! The training pipeline: rounds of (read new games → train → export a candidate → gate →
+//! promote and publish), with the history of models and ratings kept in the run directory.
+//!
+//! Run directory layout:
+//! - `train.toml`: the resolved configuration of this run.
+//! - `models/candidate-NNNN.safetensors`: every candidate (round `NNNN`).
+//! - `models/best.safetensors`: the current best.
+//! - `checkpoint/`: the latest trainer state (model, optimiser, settings).
+//! - `ratings.json`: one [`RatingEntry`] per candidate; `ratings.svg`: their plot.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use burn::prelude::Device;
+use engine::Features;
+use indicatif::{ProgressBar, ProgressStyle};
+use model::Model;
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+
+use crate::data::Window;
+use crate::gate::{GateSettings, Opponent, gate};
+use crate::train::{Losses, TrainSettings, Trainer};
+
+/// The trainer's configuration (`configs/train.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PipelineConfig {
+    /// Game to train (`battlenumber`).
+    pub game: String,
+    /// Directory of the coordinator's Parquet files (`<coordinator data_dir>/games`).
+    pub data_dir: PathBuf,
+    /// Directory for models, checkpoints and ratings.
+    pub run_dir: PathBuf,
+    /// Positions in the training window (the most recent ones).
+    pub window_positions: usize,
+    /// New positions needed before the next round (the first round waits for this many too).
+    pub min_new_positions: usize,
+    /// Optimiser steps per round.
+    pub steps_per_round: u64,
+    /// Stop after this many rounds (none: until stopped).
+    pub max_rounds: Option<u64>,
+    /// How often to look for new files, in milliseconds.
+    pub poll_ms: u64,
+    /// Gate candidates (false: every candidate is promoted).
+    pub gating: bool,
+    /// Training settings.
+    pub train: TrainSettings,
+    /// Gating settings.
+    pub gate: GateSettings,
+}
+
+impl Default for PipelineConfig {
+    fn default() -> Self {
+        PipelineConfig {
+            game: "battlenumber".into(),
+            data_dir: PathBuf::from("run/games"),
+            run_dir: PathBuf::from("run/trainer"),
+            window_positions: 200_000,
+            min_new_positions: 20_000,
+            steps_per_round: 400,
+            max_rounds: None,
+            poll_ms: 2_000,
+            gating: true,
+            train: TrainSettings::default(),
+            gate: GateSettings::default(),
+        }
+    }
+}
+
+impl PipelineConfig {
+    /// Checks every field.
+    ///
+    /// # Errors
+    /// A description of the first bad field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.game != "battlenumber" {
+            return Err(format!("game {:?}: only \"battlenumber\" has a trainer so far", self.game));
+        }
+        if self.window_positions == 0 || self.steps_per_round == 0 {
+            return Err("window_positions and steps_per_round must be at least 1".into());
+        }
+        self.train.validate()?;
+        self.gate.validate()
+    }
+}
+
+/// One candidate's record in `ratings.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatingEntry {
+    /// Training round (1-based).
+    pub round: u64,
+    /// Candidate file, relative to the run directory.
+    pub file: String,
+    /// SHA-256 of the file.
+    pub sha256: String,
+    /// Version given by the coordinator when published (0: not published).
+    pub version: u64,
+    /// What it played: `rollout` or `best@round N`.
+    pub opponent: String,
+    /// Elo relative to the user's rollout AI (0), chained through the models it beat.
+    pub elo: f64,
+    /// Lower end of the 95% interval.
+    pub elo_lo: f64,
+    /// Upper end of the 95% interval.
+    pub elo_hi: f64,
+    /// Gating matches and the candidate's points.
+    pub matches: u32,
+    /// Candidate points.
+    pub points: f64,
+    /// Promoted to best?
+    pub promoted: bool,
+    /// Why.
+    pub reason: String,
+    /// Mean training loss of the round.
+    pub train_loss: f32,
+    /// Validation loss after the round.
+    pub validation_loss: f32,
+    /// Total optimiser steps.
+    pub steps: u64,
+    /// Positions in the window.
+    pub window: usize,
+    /// Training samples per second this round.
+    pub samples_per_second: f64,
+}
+
+/// Publishes a promoted model's bytes; returns the version the coordinator gave it.
+pub type Publish<'a> = dyn FnMut(&[u8]) -> Result<u64, String> + 'a;
+
+/// Writes `bytes` to `path` durably (temporary name, fsync, rename).
+///
+/// # Errors
+/// The I/O failure, with the path.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let tmp = path.with_extension("tmp");
+    let io = |e: std::io::Error| format!("{}: {e}", path.display());
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+fn bar(len: u64, msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {prefix}")
+            .expect("static template")
+            .progress_chars("=> "),
+    );
+    pb.set_message(msg.to_string());
+    pb
+}
+
+/// Loads the history of a run directory (empty if none yet).
+pub fn load_history(run_dir: &Path) -> Vec<RatingEntry> {
+    std::fs::read(run_dir.join("ratings.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// Runs training rounds for game `G` until `stop` is set or `max_rounds` is reached. Returns
+/// the rating history.
+///
+/// # Errors
+/// Bad configuration, or an unwritable run directory. Bad data files are skipped, not errors.
+pub fn run<G: Features>(
+    cfg: &PipelineConfig,
+    options: &G::Options,
+    device: &Device,
+    publish: &mut Publish<'_>,
+    stop: &AtomicBool,
+) -> Result<Vec<RatingEntry>, String> {
+    cfg.validate()?;
+    let models = cfg.run_dir.join("models");
+    std::fs::create_dir_all(&models).map_err(|e| format!("{}: {e}", models.display()))?;
+    write_atomic(
+        &cfg.run_dir.join("train.toml"),
+        toml::to_string_pretty(cfg).map_err(|e| e.to_string())?.as_bytes(),
+    )?;
+    let mut history = load_history(&cfg.run_dir);
+    let mut trainer = Trainer::<G>::new(cfg.train.clone(), device)?;
+    let mut best: Option<(Arc<Model>, f64, u64, u64)> = None; // model, elo, round, version
+    let best_path = models.join("best.safetensors");
+    if let Ok(bytes) = std::fs::read(&best_path) {
+        match model::load::<G>(&bytes, device) {
+            Ok(m) => {
+                let last = history.iter().rev().find(|e| e.promoted);
+                let (elo, round, version) = last.map_or((0.0, 0, 0), |e| (e.elo, e.round, e.version));
+                match Trainer::<G>::resume(cfg.train.clone(), device, &bytes) {
+                    Ok(t) => trainer = t,
+                    Err(e) => {
+                        warn!(error = %e, "best model does not fit the training settings; training a new network")
+                    }
+                }
+                info!(round, elo, "resuming from the best model of this run");
+                best = Some((Arc::new(m), elo, round, version));
+            }
+            Err(e) => warn!(error = %e, "ignoring an unreadable best model"),
+        }
+    }
+    let mut window = Window::new(cfg.window_positions);
+    let mut round = history.iter().map(|e| e.round).max().unwrap_or(0);
+    let mut waiting_for = cfg.min_new_positions;
+    let mut fresh = 0usize;
+    while !stop.load(Ordering::Relaxed) && cfg.max_rounds.is_none_or(|m| round < m) {
+        fresh += window.refresh::<G>(&cfg.data_dir).unwrap_or_else(|e| {
+            warn!(dir = %cfg.data_dir.display(), error = %e, "cannot list training files");
+            0
+        });
+        if fresh < waiting_for || window.is_empty() {
+            std::thread::sleep(Duration::from_millis(cfg.poll_ms.max(10)));
+            continue;
+        }
+        fresh = 0;
+        waiting_for = cfg.min_new_positions;
+        round += 1;
+        let (train, val) = window.split(cfg.train.validation_fraction);
+        info!(
+            round,
+            window = window.len(),
+            files = window.file_count(),
+            train = train.len(),
+            "training round"
+        );
+        let pb = bar(cfg.steps_per_round, "train");
+        let t0 = Instant::now();
+        let mean: Losses = trainer.train(&train, cfg.steps_per_round, &mut |i, l| {
+            pb.set_position(i);
+            pb.set_prefix(format!(
+                "loss {:.3} (wdl {:.3} margin {:.3} policy {:.3})",
+                l.total, l.value, l.margin, l.policy
+            ));
+        });
+        pb.finish_and_clear();
+        let secs = t0.elapsed().as_secs_f64();
+        let sps =
+            (cfg.steps_per_round as f64 * cfg.train.batch_size.min(train.len()) as f64) / secs.max(1e-9);
+        let vl = trainer.evaluate(&val[..val.len().min(4096)]);
+        info!(
+            round,
+            train_loss = mean.total,
+            validation_loss = vl.total,
+            samples_per_second = sps as u64,
+            "round trained"
+        );
+        let parent = best.as_ref().map_or(0, |b| b.3);
+        let bytes = trainer.export(parent, &cfg.train.net).map_err(|e| e.to_string())?;
+        let file = format!("models/candidate-{round:04}.safetensors");
+        write_atomic(&cfg.run_dir.join(&file), &bytes)?;
+        if let Err(e) = trainer.checkpoint(&cfg.run_dir.join("checkpoint"), parent) {
+            warn!(error = %e, "checkpoint failed");
+        }
+        let candidate = Arc::new(model::load::<G>(&bytes, device).map_err(|e| e.to_string())?);
+        let (opponent, opp_name, opp_elo) = match &best {
+            Some((m, elo, r, _)) => (Opponent::Model(m.clone()), format!("best@round {r}"), *elo),
+            None => (Opponent::Rollout, "rollout".to_string(), 0.0),
+        };
+        let result = if cfg.gating {
+            let pb = bar(u64::from(cfg.gate.matches), "gate");
+            let r = gate::<G>(&candidate, &opponent, options, &cfg.gate, &mut |n, pts| {
+                pb.set_position(u64::from(n));
+                pb.set_prefix(format!("candidate {:.1}/{n} points vs {opp_name}", pts));
+            });
+            pb.finish_and_clear();
+            r
+        } else {
+            crate::gate::GateResult {
+                matches: 0,
+                points: 0.0,
+                elo: 0.0,
+                elo_lo: 0.0,
+                elo_hi: 0.0,
+                promoted: true,
+                reason: "gating off".into(),
+            }
+        };
+        let mut version = 0;
+        if result.promoted {
+            match publish(&bytes) {
+                Ok(v) => version = v,
+                Err(e) => warn!(error = %e, "publishing the promoted model failed; it stays best locally"),
+            }
+            write_atomic(&best_path, &bytes)?;
+        }
+        let entry = RatingEntry {
+            round,
+            file,
+            sha256: candidate.sha256.clone(),
+            version,
+            opponent: opp_name,
+            elo: opp_elo + result.elo,
+            elo_lo: opp_elo + result.elo_lo,
+            elo_hi: opp_elo + result.elo_hi,
+            matches: result.matches,
+            points: result.points,
+            promoted: result.promoted,
+            reason: result.reason.clone(),
+            train_loss: mean.total,
+            validation_loss: vl.total,
+            steps: trainer.steps,
+            window: window.len(),
+            samples_per_second: sps,
+        };
+        info!(
+            round,
+            promoted = entry.promoted,
+            elo = format!("{:+.0} [{:+.0}, {:+.0}]", entry.elo, entry.elo_lo, entry.elo_hi),
+            reason = %entry.reason,
+            version,
+            "gated"
+        );
+        if entry.promoted {
+            best = Some((candidate, entry.elo, round, version));
+        }
+        history.push(entry);
+        write_atomic(
+            &cfg.run_dir.join("ratings.json"),
+            serde_json::to_string_pretty(&history).map_err(|e| e.to_string())?.as_bytes(),
+        )?;
+        write_atomic(&cfg.run_dir.join("ratings.svg"), crate::plot::ratings_svg(&history).as_bytes())?;
+    }
+    Ok(history)
+}
+
+/// A one-screen summary of a run's history (for the end of `zeroplay local` / `train`).
+pub fn summary(history: &[RatingEntry]) -> String {
+    let mut s = String::from(
+        "round  promoted  version  Elo vs rollout AI (95%)        matches  points  val loss  file\n",
+    );
+    for e in history {
+        s.push_str(&format!(
+            "{:>5}  {:>8}  {:>7}  {:>+6.0} [{:>+6.0}, {:>+6.0}]          {:>7}  {:>6.1}  {:>8.3}  {}\n",
+            e.round,
+            if e.promoted { "yes" } else { "no" },
+            e.version,
+            e.elo,
+            e.elo_lo,
+            e.elo_hi,
+            e.matches,
+            e.points,
+            e.validation_loss,
+            e.file
+        ));
+    }
+    s
+}
+
+/// The path of the best model in a run directory.
+pub fn best_model_path(run_dir: &Path) -> PathBuf {
+    run_dir.join("models").join("best.safetensors")
+}

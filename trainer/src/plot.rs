@@ -1,0 +1,84 @@
+//! The rating plot: every model's Elo (relative to the user's AI at 0) by training round, with
+//! its 95% interval; promoted models filled, refused ones hollow. Plain SVG, no dependencies.
+
+use std::fmt::Write;
+
+use crate::pipeline::RatingEntry;
+
+/// Renders the history as an SVG document.
+pub fn ratings_svg(history: &[RatingEntry]) -> String {
+    let (w, h, ml, mr, mt, mb) = (720.0, 360.0, 60.0, 20.0, 30.0, 40.0);
+    let pw = w - ml - mr;
+    let ph = h - mt - mb;
+    let mut lo = history.iter().map(|e| e.elo_lo).fold(0.0f64, f64::min);
+    let mut hi = history.iter().map(|e| e.elo_hi).fold(0.0f64, f64::max);
+    lo = (lo / 100.0).floor() * 100.0 - 50.0;
+    hi = (hi / 100.0).ceil() * 100.0 + 50.0;
+    let rounds = history.iter().map(|e| e.round).max().unwrap_or(1).max(1) as f64;
+    let x = |r: u64| ml + pw * (r as f64 / rounds);
+    let y = |e: f64| mt + ph * (1.0 - (e - lo) / (hi - lo));
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
+<rect width="100%" height="100%" fill="white"/>
+<text x="{}" y="18" text-anchor="middle" font-size="14">Model ratings (Elo; the user's rollout AI = 0)</text>
+<line x1="{ml}" y1="{}" x2="{}" y2="{}" stroke="#999" stroke-dasharray="4 3"/>
+"##,
+        w / 2.0,
+        y(0.0),
+        ml + pw,
+        y(0.0)
+    );
+    let mut tick = lo;
+    while tick <= hi {
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="{}" text-anchor="end">{tick:.0}</text><line x1="{ml}" y1="{}" x2="{}" y2="{}" stroke="#eee"/>"##,
+            ml - 6.0,
+            y(tick) + 4.0,
+            y(tick),
+            ml + pw,
+            y(tick)
+        );
+        tick += ((hi - lo) / 6.0 / 50.0).ceil().max(1.0) * 50.0;
+    }
+    let _ = writeln!(
+        s,
+        r##"<text x="{}" y="{}" text-anchor="middle">training round</text><line x1="{ml}" y1="{}" x2="{}" y2="{}" stroke="black"/><line x1="{ml}" y1="{mt}" x2="{ml}" y2="{}" stroke="black"/>"##,
+        ml + pw / 2.0,
+        h - 8.0,
+        mt + ph,
+        ml + pw,
+        mt + ph,
+        mt + ph
+    );
+    let best: Vec<(f64, f64)> =
+        history.iter().filter(|e| e.promoted).map(|e| (x(e.round), y(e.elo))).collect();
+    if best.len() > 1 {
+        let pts: Vec<String> = best.iter().map(|(a, b)| format!("{a:.1},{b:.1}")).collect();
+        let _ = writeln!(
+            s,
+            r##"<polyline points="{}" fill="none" stroke="#1f77b4" stroke-width="2"/>"##,
+            pts.join(" ")
+        );
+    }
+    for e in history {
+        let (cx, cy) = (x(e.round), y(e.elo));
+        let fill = if e.promoted { "#1f77b4" } else { "white" };
+        let _ = writeln!(
+            s,
+            r##"<line x1="{cx:.1}" y1="{:.1}" x2="{cx:.1}" y2="{:.1}" stroke="#1f77b4"/><circle cx="{cx:.1}" cy="{cy:.1}" r="4" fill="{fill}" stroke="#1f77b4"><title>round {} {}: {:+.0} Elo [{:+.0}, {:+.0}] vs {}</title></circle>"##,
+            y(e.elo_lo),
+            y(e.elo_hi),
+            e.round,
+            if e.promoted { "promoted" } else { "refused" },
+            e.elo,
+            e.elo_lo,
+            e.elo_hi,
+            e.opponent
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}

@@ -1,0 +1,325 @@
+//! The training loop: batches from the window, the loss, the optimiser, checkpoints.
+//!
+//! Loss per position (from the mover's view):
+//! `value_weight · CE(wdl) + margin_weight · (margin − score / margin_scale)² +
+//! policy_weight · CE(policy)`, the policy term only where the move had a full search.
+
+use std::path::Path;
+
+use burn::optim::ModuleOptimizer;
+use burn::optim::{AdamWConfig, GradientsParams};
+use burn::prelude::*;
+use burn::tensor::{TensorData, activation};
+use engine::{Features, Rng};
+use model::{ModelInfo, ModelMeta, NetConfig, ValueNet};
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use crate::data::Sample;
+
+/// Training settings (the `[train]` table of `configs/train.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TrainSettings {
+    /// Named network size: `tiny`, `small`, `medium` or `large`.
+    pub net: String,
+    /// Positions per batch.
+    pub batch_size: usize,
+    /// AdamW learning rate.
+    pub learning_rate: f64,
+    /// AdamW weight decay.
+    pub weight_decay: f32,
+    /// Weight of the win/draw/loss cross-entropy.
+    pub value_weight: f32,
+    /// Weight of the score-margin squared error.
+    pub margin_weight: f32,
+    /// Weight of the policy cross-entropy.
+    pub policy_weight: f32,
+    /// Score differences are divided by this before the margin loss (points per unit).
+    pub margin_scale: f32,
+    /// Fraction of games held out for the validation loss.
+    pub validation_fraction: f64,
+    /// Seed of initialisation and batch sampling.
+    pub seed: u64,
+}
+
+impl Default for TrainSettings {
+    fn default() -> Self {
+        TrainSettings {
+            net: "small".into(),
+            batch_size: 256,
+            learning_rate: 1e-3,
+            weight_decay: 1e-4,
+            value_weight: 1.0,
+            margin_weight: 1.0,
+            policy_weight: 1.0,
+            margin_scale: 10.0,
+            validation_fraction: 0.05,
+            seed: 1,
+        }
+    }
+}
+
+impl TrainSettings {
+    /// Checks every field.
+    ///
+    /// # Errors
+    /// A description of the first bad field.
+    pub fn validate(&self) -> Result<NetConfig, String> {
+        let net = NetConfig::named(&self.net)
+            .ok_or_else(|| format!("net {:?} is not one of {:?}", self.net, NetConfig::NAMES))?;
+        if self.batch_size == 0 || self.batch_size > 65_536 {
+            return Err(format!("batch_size {} is outside 1..=65536", self.batch_size));
+        }
+        if !(self.learning_rate > 0.0 && self.learning_rate < 1.0) {
+            return Err(format!("learning_rate {} is outside (0, 1)", self.learning_rate));
+        }
+        if !(self.margin_scale.is_finite() && self.margin_scale > 0.0) {
+            return Err("margin_scale must be positive".into());
+        }
+        if !(0.0..0.5).contains(&self.validation_fraction) {
+            return Err("validation_fraction must be in [0, 0.5)".into());
+        }
+        for (name, w) in [
+            ("value_weight", self.value_weight),
+            ("margin_weight", self.margin_weight),
+            ("policy_weight", self.policy_weight),
+        ] {
+            if !(w >= 0.0 && w.is_finite()) {
+                return Err(format!("{name} must be a non-negative number"));
+            }
+        }
+        Ok(net)
+    }
+}
+
+/// Mean losses over some positions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Losses {
+    /// Total weighted loss.
+    pub total: f32,
+    /// Win/draw/loss cross-entropy.
+    pub value: f32,
+    /// Margin squared error (in margin-scale units).
+    pub margin: f32,
+    /// Policy cross-entropy (positions with a policy target only).
+    pub policy: f32,
+}
+
+/// A batch as tensors.
+struct Batch {
+    x: Tensor<2>,
+    wdl: Tensor<2>,
+    margin: Tensor<2>,
+    policy: Tensor<2>,
+    policy_rows: f32,
+}
+
+fn make_batch<G: Features>(samples: &[&Sample], margin_scale: f32, device: &Device) -> Batch {
+    let n = samples.len();
+    let (f, p) = (G::FEATURE_LEN, G::POLICY_LEN.max(1));
+    let mut x = vec![0.0f32; n * f];
+    let mut wdl = vec![0.0f32; n * 3];
+    let mut margin = vec![0.0f32; n];
+    let mut policy = vec![0.0f32; n * p];
+    let mut rows = 0.0;
+    for (i, s) in samples.iter().enumerate() {
+        let g = G::decode(&s.state).expect("validated when read");
+        g.encode_features(&mut x[i * f..(i + 1) * f]);
+        wdl[i * 3 + s.wdl as usize] = 1.0;
+        margin[i] = s.score / margin_scale;
+        if !s.policy.is_empty() && G::POLICY_LEN > 0 {
+            rows += 1.0;
+            for &(a, pr) in &s.policy {
+                policy[i * p + a as usize] = pr;
+            }
+        }
+    }
+    Batch {
+        x: Tensor::from_data(TensorData::new(x, [n, f]), device),
+        wdl: Tensor::from_data(TensorData::new(wdl, [n, 3]), device),
+        margin: Tensor::from_data(TensorData::new(margin, [n, 1]), device),
+        policy: Tensor::from_data(TensorData::new(policy, [n, p]), device),
+        policy_rows: rows,
+    }
+}
+
+/// Losses of `net` on a batch: (weighted total as a tensor, parts).
+fn losses(net: &ValueNet, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>; 3]) {
+    let out = net.forward(b.x);
+    let value = (b.wdl * activation::log_softmax(out.wdl_logits, 1)).sum_dim(1).mean().neg();
+    let margin = (out.margin - b.margin).powf_scalar(2.0).mean();
+    let policy =
+        (b.policy * activation::log_softmax(out.policy_logits, 1)).sum().neg() / b.policy_rows.max(1.0);
+    let total =
+        value.clone() * s.value_weight + margin.clone() * s.margin_weight + policy.clone() * s.policy_weight;
+    (total, [value, margin, policy])
+}
+
+fn scalar(t: Tensor<1>) -> f32 {
+    t.into_scalar::<f32>()
+}
+
+/// A network being trained, with its optimiser.
+pub struct Trainer<G: Features> {
+    net: ValueNet,
+    optim: ModuleOptimizer,
+    settings: TrainSettings,
+    net_config: NetConfig,
+    device: Device,
+    rng: Rng,
+    /// Optimiser steps taken.
+    pub steps: u64,
+    /// Samples trained on.
+    pub samples: u64,
+    _game: std::marker::PhantomData<fn() -> G>,
+}
+
+impl<G: Features> Trainer<G> {
+    /// A fresh network on `device` (autodiff is enabled here).
+    ///
+    /// # Errors
+    /// A description of a bad setting.
+    pub fn new(settings: TrainSettings, device: &Device) -> Result<Self, String> {
+        let net_config = settings.validate()?;
+        let device = device.clone().autodiff();
+        burn::tensor::Device::seed(&device, settings.seed);
+        let net = ValueNet::new(&net_config, G::FEATURE_LEN, G::POLICY_LEN, &device);
+        let optim = AdamWConfig::new().with_weight_decay(settings.weight_decay).init();
+        let rng = engine::rng_from_seed(settings.seed);
+        Ok(Trainer {
+            net,
+            optim,
+            settings,
+            net_config,
+            device,
+            rng,
+            steps: 0,
+            samples: 0,
+            _game: Default::default(),
+        })
+    }
+
+    /// Continues from model file bytes (weights only; the optimiser starts afresh).
+    ///
+    /// # Errors
+    /// The model file's error, or a network size that differs from the settings'.
+    pub fn resume(settings: TrainSettings, device: &Device, bytes: &[u8]) -> Result<Self, String> {
+        let mut t = Trainer::new(settings, device)?;
+        let m = model::load::<G>(bytes, &t.device.clone()).map_err(|e| e.to_string())?;
+        if m.meta.net != t.net_config {
+            return Err(format!("model has network {:?}, settings ask for {:?}", m.meta.net, t.net_config));
+        }
+        t.net = m.net.train();
+        t.steps = m.meta.info.steps;
+        t.samples = m.meta.info.samples;
+        Ok(t)
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &TrainSettings {
+        &self.settings
+    }
+
+    /// One optimiser step on `batch`; returns its losses.
+    pub fn step(&mut self, batch: &[&Sample]) -> Losses {
+        let b = make_batch::<G>(batch, self.settings.margin_scale, &self.device);
+        let (total, [v, m, p]) = losses(&self.net, b, &self.settings);
+        let grads = total.backward();
+        let out = Losses { total: scalar(total), value: scalar(v), margin: scalar(m), policy: scalar(p) };
+        let grads = GradientsParams::from_grads(grads, &self.net);
+        let net = std::mem::replace(
+            &mut self.net,
+            ValueNet::new(&NetConfig { hidden: 1, blocks: 0 }, 1, 1, &self.device),
+        );
+        self.net = self.optim.step(self.settings.learning_rate, net, grads);
+        self.steps += 1;
+        self.samples += batch.len() as u64;
+        out
+    }
+
+    /// `steps` steps on batches drawn uniformly (with replacement) from `train`; calls
+    /// `progress` after each with the step's losses. Returns the mean losses.
+    pub fn train(&mut self, train: &[&Sample], steps: u64, progress: &mut dyn FnMut(u64, &Losses)) -> Losses {
+        let mut sum = Losses::default();
+        if train.is_empty() {
+            return sum;
+        }
+        let bs = self.settings.batch_size.min(train.len());
+        let mut batch = Vec::with_capacity(bs);
+        for i in 0..steps {
+            batch.clear();
+            for _ in 0..bs {
+                batch.push(train[self.rng.random_range(0..train.len())]);
+            }
+            let l = self.step(&batch);
+            sum.total += l.total;
+            sum.value += l.value;
+            sum.margin += l.margin;
+            sum.policy += l.policy;
+            progress(i + 1, &l);
+        }
+        let k = steps.max(1) as f32;
+        Losses { total: sum.total / k, value: sum.value / k, margin: sum.margin / k, policy: sum.policy / k }
+    }
+
+    /// Mean losses on `samples` without training (in batches, no autodiff).
+    pub fn evaluate(&self, samples: &[&Sample]) -> Losses {
+        let net = self.net.valid();
+        let dev = self.device.clone();
+        let mut sum = Losses::default();
+        let mut n = 0.0;
+        for chunk in samples.chunks(self.settings.batch_size.max(1)) {
+            let b = make_batch::<G>(chunk, self.settings.margin_scale, &dev);
+            let (total, [v, m, p]) = losses(&net, b, &self.settings);
+            let w = chunk.len() as f32;
+            sum.total += scalar(total) * w;
+            sum.value += scalar(v) * w;
+            sum.margin += scalar(m) * w;
+            sum.policy += scalar(p) * w;
+            n += w;
+        }
+        if n > 0.0 {
+            sum = Losses {
+                total: sum.total / n,
+                value: sum.value / n,
+                margin: sum.margin / n,
+                policy: sum.policy / n,
+            };
+        }
+        sum
+    }
+
+    /// The current network as model file bytes.
+    ///
+    /// # Errors
+    /// If burn cannot serialise the weights.
+    pub fn export(&self, parent: u64, note: &str) -> Result<Vec<u8>, model::ModelError> {
+        let info = ModelInfo {
+            steps: self.steps,
+            samples: self.samples,
+            parent,
+            created_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            note: note.into(),
+        };
+        let meta = ModelMeta::for_game::<G>(self.net_config.clone(), self.settings.margin_scale, info);
+        model::to_bytes(&self.net.valid(), &meta)
+    }
+
+    /// Writes a checkpoint: the model file, the optimiser state and the resolved settings,
+    /// into `dir` (created if needed).
+    ///
+    /// # Errors
+    /// I/O or serialisation failures.
+    pub fn checkpoint(&self, dir: &Path, parent: u64) -> Result<(), String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let bytes = self.export(parent, &self.settings.net).map_err(|e| e.to_string())?;
+        crate::write_atomic(&dir.join("model.safetensors"), &bytes)?;
+        self.optim.save(dir.join("optimizer.bin")).map_err(|e| format!("optimizer state: {e:?}"))?;
+        let cfg = toml::to_string_pretty(&self.settings).map_err(|e| e.to_string())?;
+        crate::write_atomic(&dir.join("train.toml"), cfg.as_bytes())?;
+        Ok(())
+    }
+}

@@ -1,0 +1,87 @@
+//! The trainer on real Parquet files written by the coordinator's writer.
+
+use std::path::Path;
+
+use engine::Game;
+use engine::battlenumber::BattleNumber;
+use engine::eval::Uniform;
+use engine::selfplay::{SelfPlaySettings, play_game};
+use trainer::data::Window;
+use trainer::train::{TrainSettings, Trainer};
+use zeroplay_coordinator::games::{Limits, validate};
+use zeroplay_coordinator::rows::write_file;
+
+/// Writes `games` small self-play games into `dir` as `files` Parquet files.
+fn write_games(dir: &Path, games: u64, files: u64) {
+    let settings = SelfPlaySettings { full_sims: 16, fast_sims: 8, ..SelfPlaySettings::default() };
+    let start = BattleNumber::new_game(&Default::default());
+    for f in 0..files {
+        let mut rows = Vec::new();
+        for g in 0..games / files {
+            let seed = f * 1000 + g;
+            let game = play_game(&start, &settings, &Uniform, seed);
+            let rec = zeroplay_worker::game_record(&game, format!("{seed:032x}"), seed, 0);
+            rows.extend(validate(&rec, &Limits::default()).unwrap());
+        }
+        write_file(
+            dir,
+            &format!("games-{:012}-{:012}.parquet", f * 100, f * 100 + 99),
+            &rows,
+            engine::ENGINE_VERSION,
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn the_network_learns_a_small_parquet_set() {
+    let dir = tempfile::tempdir().unwrap();
+    write_games(dir.path(), 24, 3);
+    let mut w = Window::new(1_000_000);
+    let added = w.refresh::<BattleNumber>(dir.path()).unwrap();
+    assert!(added > 1000, "{added} positions");
+    assert_eq!(w.file_count(), 3);
+    assert!(w.bad_files.is_empty());
+    let (train, _) = w.split(0.0);
+    let fixed: Vec<_> = train.iter().take(512).copied().collect();
+    let settings =
+        TrainSettings { net: "tiny".into(), batch_size: 128, learning_rate: 3e-3, ..Default::default() };
+    let mut t = Trainer::<BattleNumber>::new(settings, &model::cpu()).unwrap();
+    let before = t.evaluate(&fixed);
+    t.train(&fixed, 150, &mut |_, _| {});
+    let after = t.evaluate(&fixed);
+    assert!(after.total < 0.6 * before.total, "loss {before:?} -> {after:?}");
+    assert!(
+        after.value < before.value && after.margin < before.margin && after.policy < before.policy,
+        "{before:?} -> {after:?}"
+    );
+    // The export loads and runs.
+    let bytes = t.export(0, "test").unwrap();
+    let m = model::load::<BattleNumber>(&bytes, &model::cpu()).unwrap();
+    assert_eq!(m.meta.info.steps, 150);
+}
+
+#[test]
+fn bad_files_are_skipped_and_the_window_keeps_up() {
+    let dir = tempfile::tempdir().unwrap();
+    write_games(dir.path(), 4, 1);
+    std::fs::write(dir.path().join("games-000000000500-000000000599.parquet"), b"PAR1 garbage").unwrap();
+    let mut w = Window::new(1_000_000);
+    let first = w.refresh::<BattleNumber>(dir.path()).unwrap();
+    assert!(first > 0);
+    assert_eq!(w.bad_files.len(), 1, "{:?}", w.bad_files);
+    assert_eq!(w.file_count(), 1);
+    // A new file arrives: only it is read.
+    let more = tempfile::tempdir().unwrap();
+    write_games(more.path(), 4, 1);
+    let src = std::fs::read_dir(more.path()).unwrap().next().unwrap().unwrap().path();
+    std::fs::copy(&src, dir.path().join("games-000000000900-000000000999.parquet")).unwrap();
+    let second = w.refresh::<BattleNumber>(dir.path()).unwrap();
+    assert!(second > 0);
+    assert_eq!(w.file_count(), 2);
+    assert_eq!(w.refresh::<BattleNumber>(dir.path()).unwrap(), 0, "nothing new");
+    // A small window drops the oldest file.
+    let mut small = Window::new(first / 2);
+    small.refresh::<BattleNumber>(dir.path()).unwrap();
+    assert_eq!(small.file_count(), 1);
+}
