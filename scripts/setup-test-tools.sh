@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs beyond the Rust toolchain: a Python virtual environment
 # with pyarrow (an independent reader of the coordinator's Parquet files, used by
-# tests/parquet_pyarrow.rs). Idempotent: an existing venv with pyarrow is left as it is.
+# tests/parquet_pyarrow.rs) and safetensors + numpy (an independent reader and forward pass
+# of exported models, tests/model_numpy.rs). Idempotent: what is installed is left as it is.
 #
 #   scripts/setup-test-tools.sh        # prints the venv's python path on stdout
 #
@@ -30,6 +31,12 @@ if ! "$python" -c 'import pyarrow' >/dev/null 2>&1; then
     echo "setup-test-tools: installing pyarrow into $venv" >&2
     "$python" -m pip install --quiet --disable-pip-version-check 'pyarrow>=15' >&2
     "$python" -c 'import pyarrow' >&2
+fi
+
+if ! "$python" -c 'import safetensors.numpy, numpy' >/dev/null 2>&1; then
+    echo "setup-test-tools: installing safetensors and numpy into $venv" >&2
+    "$python" -m pip install --quiet --disable-pip-version-check 'safetensors>=0.4' 'numpy>=1.24' >&2
+    "$python" -c 'import safetensors.numpy, numpy' >&2
 fi
 
 echo "$python"

@@ -7,10 +7,10 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use engine::Features;
 use engine::agent::AgentSpec;
-use engine::arena::{Elo, Tally, play_match};
+use engine::arena::{Elo, Tally, play_match_from};
 use engine::battlenumber::BattleNumber;
-use engine::game::Game;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tracing::info;
@@ -84,7 +84,15 @@ pub fn run(args: ArenaArgs) -> Result<()> {
     if let Some(t) = args.threads {
         cfg.threads = t;
     }
+    if let Some(p) = args.opening_plies {
+        cfg.opening_plies = p;
+    }
     let (a, b) = cfg.validate()?;
+    // Load any network now, so a bad model file is one clear error, not a thread panic.
+    let loader = crate::netload::loader::<BattleNumber>();
+    for spec in [&a, &b] {
+        spec.build_with::<BattleNumber>(&loader).map_err(anyhow::Error::msg)?;
+    }
     info!(game = ?cfg.game, a = %a, b = %b, matches = cfg.matches, seed = cfg.seed, "arena");
     let report = match cfg.game {
         GameName::Battlenumber => run_arena::<BattleNumber>(&cfg, &cfg.options.battlenumber, &a, &b, true),
@@ -106,7 +114,7 @@ fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
 }
 
 /// Plays the matches of `cfg` for game `G` on `cfg.threads` threads.
-pub fn run_arena<G: Game>(
+pub fn run_arena<G: Features>(
     cfg: &ArenaConfig,
     opts: &G::Options,
     a: &AgentSpec,
@@ -131,19 +139,21 @@ pub fn run_arena<G: Game>(
             let tx = tx.clone();
             let next = &next;
             s.spawn(move || {
-                let mut agent_a = a.build::<G>();
-                let mut agent_b = b.build::<G>();
+                let loader = crate::netload::loader::<G>();
+                let mut agent_a = a.build_with::<G>(&loader).expect("agents were checked before the matches");
+                let mut agent_b = b.build_with::<G>(&loader).expect("agents were checked before the matches");
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     if i >= cfg.matches as usize {
                         break;
                     }
-                    let m = play_match(
-                        opts,
-                        agent_a.as_mut(),
-                        agent_b.as_mut(),
-                        engine::derive_seed(cfg.seed, i as u64),
+                    let seed = engine::derive_seed(cfg.seed, i as u64);
+                    let start = engine::arena::random_opening(
+                        G::new_game(opts),
+                        cfg.opening_plies,
+                        &mut engine::rng_from_seed(seed ^ 0x0be1),
                     );
+                    let m = play_match_from(&start, agent_a.as_mut(), agent_b.as_mut(), seed);
                     if tx.send((i, m)).is_err() {
                         break;
                     }

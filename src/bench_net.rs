@@ -107,10 +107,12 @@ pub fn run(a: NetBenchArgs) -> Result<()> {
                 state: engine::game::to_bytes(p),
                 wdl: (i % 3) as u8,
                 score: (i % 21) as f32 - 10.0,
+                decisive: i % 5 == 0,
                 policy: legal
                     .iter()
                     .map(|x| (BattleNumber::action_index(x).unwrap() as u16, 1.0 / k))
                     .collect(),
+                q: Some(((i % 7) as f32 - 3.0) / 3.0),
                 game_hash: i as u64,
             }
         })

@@ -12,8 +12,11 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 ///   mcts:sims=800,eval=rollout      MCTS, 800 simulations per turn, random-playout leaves
 ///                                   (the user's own AI)
 ///   mcts:time=200ms,eval=uniform    MCTS with a time budget per turn, uniform leaves
-/// MCTS keys: sims, time (200ms, 1.5s), eval (rollout|uniform), playouts, cpuct, fpu, batch,
-/// scale (score scale of the leaf value, default 3).
+///   mcts:time=200ms,eval=net,model=runs/local/trainer/models/best.safetensors,batch=8
+///                                   MCTS with a trained network at the leaves
+/// MCTS keys: sims, time (200ms, 1.5s), eval (rollout|uniform|net), playouts, model (a model
+/// file, for eval=net), mix (margin share of the network's value, default 0.5), cpuct, fpu,
+/// batch (leaves per evaluation), scale (score scale of the leaf value, default 3).
 #[derive(Debug, Parser)]
 #[command(name = "zeroplay", version, about, long_about, max_term_width = 100)]
 pub struct Cli {
@@ -218,6 +221,9 @@ pub struct ArenaArgs {
     /// Worker threads (0: one per core).
     #[arg(short = 'j', long)]
     pub threads: Option<usize>,
+    /// Start each match from its own random opening of this many clicks (same for both games).
+    #[arg(long)]
+    pub opening_plies: Option<u32>,
     /// Directory to write the resolved config (config.toml) and results (results.json) to.
     #[arg(short, long)]
     pub out: Option<PathBuf>,

@@ -58,6 +58,9 @@ pub struct ArenaConfig {
     pub seed: u64,
     /// Worker threads; 0 uses one per core.
     pub threads: usize,
+    /// Each match starts from its own random opening of this many clicks (0: the initial
+    /// position); both games of a match start from the same one.
+    pub opening_plies: u32,
     /// Game options.
     pub options: GameOptions,
 }
@@ -71,6 +74,7 @@ impl Default for ArenaConfig {
             matches: 20,
             seed: 1,
             threads: 0,
+            opening_plies: 0,
             options: GameOptions::default(),
         }
     }

@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod logging;
+pub mod netload;
 pub mod perft_cmd;
 pub mod pipeline_cmd;
 pub mod play_cmd;

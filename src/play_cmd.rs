@@ -61,7 +61,9 @@ pub fn play_session(
     input: &mut dyn BufRead,
     out: &mut dyn Write,
 ) -> Result<()> {
-    let mut agent = spec.build::<BattleNumber>();
+    let mut agent = spec
+        .build_with::<BattleNumber>(&crate::netload::loader::<BattleNumber>())
+        .map_err(anyhow::Error::msg)?;
     let mut rng = engine::rng_from_seed(cfg.seed);
     let human_first = cfg.seat == SeatArg::First;
     writeln!(out, "Battle Number (拚數棋) against {}. Type `help` for how to enter clicks.", agent.name())?;

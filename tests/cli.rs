@@ -87,3 +87,54 @@ fn help_explains_agents() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("mcts:sims=800,eval=rollout") && text.contains("arena") && text.contains("perft"));
 }
+
+#[test]
+fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcfg = dir.path().join("train.toml");
+    // Tiny rounds: two rounds of a tiny network, gated in two quick matches.
+    std::fs::write(
+        &tcfg,
+        "min_new_positions = 1500\nsteps_per_round = 20\nmax_rounds = 2\npoll_ms = 200\n\
+         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n",
+    )
+    .unwrap();
+    let out = zeroplay()
+        .args(["local", "--name", "t", "--sims", "16", "--slots", "2", "--minutes", "4", "--train-config"])
+        .arg(&tcfg)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("trainer finished") || stdout.contains("models (Elo"), "{stdout}");
+    let run = dir.path().join("runs/t/trainer");
+    let ratings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("ratings.json")).unwrap()).unwrap();
+    assert_eq!(ratings.as_array().unwrap().len(), 2, "{ratings}");
+    let svg = std::fs::read_to_string(run.join("ratings.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<circle"), "{svg}");
+    assert!(std::fs::read_to_string(run.join("train.toml")).unwrap().contains("max_rounds = 2"));
+    assert!(
+        run.join("checkpoint/model.safetensors").exists() && run.join("checkpoint/optimizer.bin").exists()
+    );
+
+    // Export a candidate and read it back without zeroplay.
+    let model = run.join("models/candidate-0002.safetensors");
+    let exported = dir.path().join("exported");
+    let out = zeroplay().arg("export").arg(&model).arg("--out").arg(&exported).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(exported.join("model.json")).unwrap()).unwrap();
+    assert_eq!(doc["game"], "battlenumber");
+    assert_eq!(doc["feature_len"], 950);
+    let names: Vec<&str> =
+        doc["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"input.weight") && names.contains(&"policy.bias"), "{names:?}");
+    assert!(std::fs::read_to_string(exported.join("MODEL.md")).unwrap().contains("input.weight"));
+    // A file that is not a model is refused with a clear error.
+    std::fs::write(dir.path().join("junk.safetensors"), b"junk").unwrap();
+    let out = zeroplay().arg("export").arg(dir.path().join("junk.safetensors")).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a zeroplay model"));
+}

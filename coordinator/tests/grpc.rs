@@ -448,3 +448,95 @@ async fn tls_from_config_serves_https_to_a_client_that_trusts_the_certificate() 
     assert!(plain.status(pb::StatusRequest {}).await.is_err());
     run.shutdown().await;
 }
+
+/// Publishes model bytes as the trainer.
+async fn publish(c: &mut Client, bytes: &[u8]) -> Result<u64, tonic::Status> {
+    zeroplay_worker::publish_model(c, "battlenumber", 1, bytes).await
+}
+
+/// A fresh network's model file; `declare` overrides the size written into its metadata.
+fn model_file(declare: Option<&str>) -> Vec<u8> {
+    use engine::Features;
+    let cfg = model::NetConfig::named("tiny").unwrap();
+    let net = model::ValueNet::new(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &model::cpu());
+    let mut meta = model::ModelMeta::for_game::<BattleNumber>(cfg, 10.0, model::ModelInfo::default());
+    if let Some(d) = declare {
+        meta.net = model::NetConfig::named(d).unwrap();
+    }
+    model::to_bytes(&net, &meta).unwrap()
+}
+
+/// `model_version` of every stored row.
+fn stored_model_versions(dir: &Path) -> Vec<u64> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir.join("games")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "parquet") {
+            continue;
+        }
+        let r = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&p).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        for b in r {
+            let b = b.unwrap();
+            let col = b.column_by_name("model_version").unwrap();
+            let col = col.as_any().downcast_ref::<arrow_array::UInt64Array>().unwrap();
+            out.extend(col.values().iter().copied());
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_hot_load_published_models_and_keep_theirs_when_one_is_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.games.get_mut("battlenumber").unwrap().evaluator = "net".into();
+    let run = start(cfg).await;
+    let mut trainer = connect(run.addr, TRAINER);
+    let admin = connect(run.addr, ADMIN);
+    assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1);
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let worker = tokio::spawn(zeroplay_worker::run(
+        WorkerConfig {
+            coordinator: format!("http://{}", run.addr),
+            token: WORKER.into(),
+            slots: 2,
+            spool_dir: dir.path().join("spool"),
+            ..WorkerConfig::default()
+        },
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
+    let wait_games = |n: u64| {
+        let mut admin = admin.clone();
+        async move {
+            let t = std::time::Instant::now();
+            while status(&mut admin).await.games_stored < n {
+                assert!(t.elapsed() < Duration::from_secs(60), "games did not arrive");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    };
+    wait_games(4).await;
+    // Version 2 passes the coordinator's file check (metadata and layout are fine) but its
+    // weights do not fit the network it declares: the worker must refuse it and keep v1.
+    assert_eq!(publish(&mut trainer, &model_file(Some("small"))).await.unwrap(), 2);
+    let before = status(&mut admin.clone()).await.games_stored;
+    wait_games(before + 6).await;
+    let _ = stop_tx.send(());
+    worker.await.unwrap().unwrap();
+    run.shutdown().await;
+    let versions = stored_model_versions(dir.path());
+    assert!(!versions.is_empty());
+    assert!(versions.iter().all(|&v| v <= 1), "a refused model was used: {:?}", versions.iter().max());
+    let with_net = versions.iter().filter(|&&v| v == 1).count();
+    assert!(
+        with_net * 2 > versions.len(),
+        "{with_net} of {} positions searched by the network",
+        versions.len()
+    );
+}

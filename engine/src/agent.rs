@@ -58,7 +58,7 @@ impl<G: Game> Agent<G> for RandomAgent {
 }
 
 /// Which evaluator an MCTS agent uses.
-#[derive(Copy, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum EvalSpec {
     /// [`Uniform`].
     Uniform,
@@ -67,7 +67,19 @@ pub enum EvalSpec {
         /// Playouts per leaf.
         playouts: u32,
     },
+    /// A trained network from a model file (loaded by the caller: see
+    /// [`AgentSpec::build_with`]; the engine never reads files).
+    Net {
+        /// Path of the model file.
+        model: String,
+        /// Weight of the margin term in the network's utility.
+        mix: f32,
+    },
 }
+
+/// Loads a network evaluator from a model path and margin mix (supplied by a crate that can
+/// read files and run networks).
+pub type NetLoader<'a, G> = dyn Fn(&str, f32) -> Result<Arc<dyn Evaluator<G>>, String> + 'a;
 
 /// An MCTS agent's settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -135,6 +147,8 @@ impl FromStr for AgentSpec {
         };
         let mut playouts = 1u32;
         let mut eval_name = "rollout".to_string();
+        let mut model: Option<String> = None;
+        let mut mix = 0.5f32;
         for kv in rest.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
             let num = |what: &str| -> Result<f64, SpecError> {
@@ -159,6 +173,13 @@ impl FromStr for AgentSpec {
                 }
                 "eval" => eval_name = v.to_string(),
                 "playouts" => playouts = (num("playouts")? as u32).max(1),
+                "model" => model = Some(v.to_string()),
+                "mix" => {
+                    mix = num("mix")? as f32;
+                    if mix > 1.0 {
+                        return Err(err("mix must be in [0, 1]".into()));
+                    }
+                }
                 "cpuct" => spec.config.c_puct = num("cpuct")? as f32,
                 "fpu" => spec.config.fpu_reduction = num("fpu")? as f32,
                 "batch" => spec.config.batch_size = (num("batch")? as usize).clamp(1, 4096),
@@ -170,7 +191,7 @@ impl FromStr for AgentSpec {
                 }
                 _ => {
                     return Err(err(format!(
-                        "unknown key `{k}` (known: sims, time, eval, playouts, cpuct, fpu, batch, scale)"
+                        "unknown key `{k}` (known: sims, time, eval, playouts, model, mix, cpuct, fpu, batch, scale)"
                     )));
                 }
             }
@@ -178,8 +199,15 @@ impl FromStr for AgentSpec {
         spec.eval = match eval_name.as_str() {
             "rollout" => EvalSpec::Rollout { playouts },
             "uniform" => EvalSpec::Uniform,
-            other => return Err(err(format!("unknown evaluator `{other}` (known: rollout, uniform)"))),
+            "net" => EvalSpec::Net {
+                model: model.take().ok_or_else(|| err("eval=net needs model=PATH".into()))?,
+                mix,
+            },
+            other => return Err(err(format!("unknown evaluator `{other}` (known: rollout, uniform, net)"))),
         };
+        if model.is_some() {
+            return Err(err("model= is only for eval=net".into()));
+        }
         if spec.sims.is_none() && spec.time.is_none() {
             spec.sims = Some(800);
         }
@@ -199,12 +227,19 @@ impl fmt::Display for AgentSpec {
                 if let Some(t) = m.time {
                     parts.push(format!("time={}ms", t.as_millis()));
                 }
-                match m.eval {
+                match &m.eval {
                     EvalSpec::Uniform => parts.push("eval=uniform".into()),
                     EvalSpec::Rollout { playouts } => {
                         parts.push("eval=rollout".into());
-                        if playouts != 1 {
+                        if *playouts != 1 {
                             parts.push(format!("playouts={playouts}"));
+                        }
+                    }
+                    EvalSpec::Net { model, mix } => {
+                        parts.push("eval=net".into());
+                        parts.push(format!("model={model}"));
+                        if *mix != 0.5 {
+                            parts.push(format!("mix={mix}"));
                         }
                     }
                 }
@@ -229,19 +264,32 @@ impl fmt::Display for AgentSpec {
 
 impl AgentSpec {
     /// Builds the agent.
+    ///
+    /// # Panics
+    /// If the spec names a network (`eval=net`): use [`AgentSpec::build_with`].
     pub fn build<G: Game>(&self) -> Box<dyn Agent<G>> {
-        match self {
+        self.build_with(&|_, _| Err("no network loader".into()))
+            .unwrap_or_else(|e| panic!("{self}: {e}; use build_with to load networks"))
+    }
+
+    /// Builds the agent, loading a network with `net` where the spec names one.
+    ///
+    /// # Errors
+    /// The loader's error.
+    pub fn build_with<G: Game>(&self, net: &NetLoader<'_, G>) -> Result<Box<dyn Agent<G>>, String> {
+        Ok(match self {
             AgentSpec::Random => Box::new(RandomAgent),
             AgentSpec::Mcts(m) => {
-                let evaluator: Arc<dyn Evaluator<G>> = match m.eval {
+                let evaluator: Arc<dyn Evaluator<G>> = match &m.eval {
                     EvalSpec::Uniform => Arc::new(Uniform),
                     EvalSpec::Rollout { playouts } => {
-                        Arc::new(Rollout { score_scale: m.config.score_scale, playouts })
+                        Arc::new(Rollout { score_scale: m.config.score_scale, playouts: *playouts })
                     }
+                    EvalSpec::Net { model, mix } => net(model, *mix)?,
                 };
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
             }
-        }
+        })
     }
 }
 
@@ -329,6 +377,8 @@ mod tests {
             "mcts:sims=800,eval=rollout",
             "mcts:time=200ms,eval=rollout",
             "mcts:sims=50,eval=uniform,cpuct=2,batch=8",
+            "mcts:time=50ms,eval=net,model=runs/x/best.safetensors,batch=8",
+            "mcts:sims=64,eval=net,model=m.safetensors,mix=0.25",
         ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();
@@ -337,6 +387,12 @@ mod tests {
         let AgentSpec::Mcts(m) = "mcts:time=1.5s".parse().unwrap() else { panic!() };
         assert_eq!(m.time, Some(Duration::from_millis(1500)));
         assert_eq!(m.eval, EvalSpec::Rollout { playouts: 1 });
+        let AgentSpec::Mcts(m) = "mcts:eval=net,model=a/b.safetensors".parse().unwrap() else { panic!() };
+        assert_eq!(m.eval, EvalSpec::Net { model: "a/b.safetensors".into(), mix: 0.5 });
+        // Without a loader, a network agent is an error, not a silent fallback.
+        let spec: AgentSpec = "mcts:eval=net,model=x".parse().unwrap();
+        let e = spec.build_with::<crate::battlenumber::BattleNumber>(&|p, _| Err(format!("cannot load {p}")));
+        assert_eq!(e.err().unwrap(), "cannot load x");
     }
 
     #[test]
@@ -347,6 +403,9 @@ mod tests {
             "mcts:sims=abc",
             "mcts:time=5",
             "mcts:eval=nn",
+            "mcts:eval=net",
+            "mcts:model=m.safetensors",
+            "mcts:eval=net,model=m,mix=2",
             "mcts:foo=1",
             "mcts:sims",
         ] {

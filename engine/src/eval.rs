@@ -48,6 +48,12 @@ pub trait Evaluator<G: Game>: Send + Sync {
         0
     }
 
+    /// Leaves per call this evaluator works best with (the search's virtual-loss batch in
+    /// self-play): 1 for rollouts, more for a network, whose cost per call is mostly fixed.
+    fn preferred_batch(&self) -> usize {
+        1
+    }
+
     /// A short name for logs (`uniform`, `rollout`).
     fn name(&self) -> String;
 }

@@ -189,7 +189,11 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
 ) -> Option<SelfPlayGame<G>> {
     assert!(start.outcome().is_none(), "self-play from a finished game");
     let mut rng = crate::rng_from_seed(seed);
-    let config = MctsConfig { c_puct: settings.c_puct, ..MctsConfig::default() };
+    let config = MctsConfig {
+        c_puct: settings.c_puct,
+        batch_size: evaluator.preferred_batch(),
+        ..MctsConfig::default()
+    };
     let mut tree = Mcts::new(start.clone(), config);
     let mut state = start.clone();
     let mut moves = Vec::new();

@@ -11,6 +11,7 @@
 //!   games a worker plays at once into one forward pass, up to a batch size or a maximum
 //!   wait.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -164,6 +165,7 @@ pub struct NetEvaluator<G: Features> {
     batcher: Option<Batcher>,
     utility: UtilitySettings,
     fallback: Rollout,
+    search_batch: usize,
     _game: std::marker::PhantomData<fn() -> G>,
 }
 
@@ -178,8 +180,17 @@ impl<G: Features> NetEvaluator<G> {
             batcher,
             utility,
             fallback: Rollout { score_scale: utility.score_scale, ..Rollout::default() },
+            search_batch: 8,
             _game: std::marker::PhantomData,
         }
+    }
+
+    /// Sets the leaves per search batch it asks for ([`Evaluator::preferred_batch`]; default
+    /// 8). Virtual loss makes a batch slightly worse per simulation, and the network much
+    /// faster per simulation.
+    pub fn with_search_batch(mut self, n: usize) -> Self {
+        self.search_batch = n.max(1);
+        self
     }
 }
 
@@ -196,6 +207,10 @@ impl<G: Features> Evaluator<G> for NetEvaluator<G> {
             None => m.model.infer(&features, leaves.len()),
         };
         fill(leaves, &out, m.model.meta.policy_len, self.utility);
+    }
+
+    fn preferred_batch(&self) -> usize {
+        if self.pinned.lock().expect("not poisoned").is_some() { self.search_batch } else { 1 }
     }
 
     fn begin_move(&self) -> u64 {
@@ -219,9 +234,24 @@ struct Request {
 
 /// Merges concurrent inference requests into batches on one thread. Cloning gives another
 /// handle to the same thread; the thread ends when every handle is dropped.
-#[derive(Clone)]
 pub struct Batcher {
     tx: Sender<Request>,
+    clients: Arc<AtomicUsize>,
+}
+
+impl Clone for Batcher {
+    /// Another handle; each handle is one client that may have a request waiting, so the
+    /// thread never waits for more requests than there are handles.
+    fn clone(&self) -> Self {
+        self.clients.fetch_add(1, Ordering::SeqCst);
+        Batcher { tx: self.tx.clone(), clients: self.clients.clone() }
+    }
+}
+
+impl Drop for Batcher {
+    fn drop(&mut self) {
+        self.clients.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl std::fmt::Debug for Batcher {
@@ -233,13 +263,18 @@ impl std::fmt::Debug for Batcher {
 impl Batcher {
     /// Starts the inference thread: a batch runs once it holds `max_batch` positions or the
     /// oldest request has waited `max_wait`.
+    ///
+    /// The handle returned counts as one client; give each game its own clone. A batch runs
+    /// at once when every client other than the original handle has a request waiting.
     pub fn start(max_batch: usize, max_wait: Duration) -> Batcher {
         let (tx, rx) = mpsc::channel::<Request>();
+        let clients = Arc::new(AtomicUsize::new(1));
+        let c = clients.clone();
         std::thread::Builder::new()
             .name("inference".into())
-            .spawn(move || batch_loop(rx, max_batch.max(1), max_wait))
+            .spawn(move || batch_loop(rx, max_batch.max(1), max_wait, &c))
             .expect("spawn inference thread");
-        Batcher { tx }
+        Batcher { tx, clients }
     }
 
     /// Runs `n` positions through `model`, batched with whatever else is waiting.
@@ -253,12 +288,14 @@ impl Batcher {
     }
 }
 
-fn batch_loop(rx: Receiver<Request>, max_batch: usize, max_wait: Duration) {
+fn batch_loop(rx: Receiver<Request>, max_batch: usize, max_wait: Duration, clients: &AtomicUsize) {
     while let Ok(first) = rx.recv() {
         let deadline = Instant::now() + max_wait;
         let mut pending = vec![first];
         let mut total = pending[0].n;
-        while total < max_batch {
+        // Each client waits for its answer, so once every client (not counting the original
+        // handle, kept by the owner) has asked, nothing more can come: run now.
+        while total < max_batch && pending.len() < clients.load(Ordering::SeqCst).saturating_sub(1).max(1) {
             let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(r) => {

@@ -15,8 +15,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use arrow_array::{
-    Array, BinaryArray, BooleanArray, Int8Array, Int32Array, ListArray, RecordBatch, StringArray, UInt8Array,
-    UInt32Array,
+    Array, BinaryArray, BooleanArray, Float32Array, Int8Array, Int32Array, ListArray, RecordBatch,
+    StringArray, UInt8Array, UInt32Array,
 };
 use engine::Features;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -34,6 +34,12 @@ pub struct Sample {
     pub wdl: u8,
     /// Final score difference from the mover's view, in points.
     pub score: f32,
+    /// The game was decided outright (a player without a legal move, or a resignation): its
+    /// score says little, the result everything.
+    pub decisive: bool,
+    /// The search's root value from the mover's view, in `[-1, 1]`, where the move was
+    /// searched (none for forced moves).
+    pub q: Option<f32>,
     /// Policy target: (policy index, probability) pairs; empty when the move had no full
     /// search.
     pub policy: Vec<(u16, f32)>,
@@ -140,6 +146,8 @@ pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
         let full = column::<BooleanArray>(&b, "full_search", path)?;
         let result = column::<Int8Array>(&b, "result", path)?;
         let score = column::<Int32Array>(&b, "score", path)?;
+        let root_value = column::<Float32Array>(&b, "root_value", path)?;
+        let decisive = column::<BooleanArray>(&b, "decisive", path)?;
         for i in 0..b.num_rows() {
             let row = row_base + i;
             let bad = |msg: String| DataError::Row { path: path.into(), row, msg };
@@ -157,6 +165,11 @@ pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
                 -1 => 2,
                 r => return Err(bad(format!("result {r} is not -1, 0 or 1"))),
             };
+            let searched = va.value_length(i) > 0;
+            let q = root_value.value(i);
+            if searched && !(q.is_finite() && (-1.0..=1.0).contains(&q)) {
+                return Err(bad(format!("root_value {q} is outside [-1, 1]")));
+            }
             let mut policy = Vec::new();
             if full.value(i) {
                 let acts = va.value(i);
@@ -189,6 +202,8 @@ pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
                 state: bytes.to_vec(),
                 wdl,
                 score: score.value(i) as f32,
+                decisive: decisive.value(i),
+                q: searched.then_some(q),
                 policy,
                 game_hash: fnv(game_id.value(i)),
             });

@@ -31,12 +31,20 @@ pub struct TrainSettings {
     pub weight_decay: f32,
     /// Weight of the win/draw/loss cross-entropy.
     pub value_weight: f32,
+    /// Share of the search's root value in the win/draw/loss target (0: the game result
+    /// only). The result of one game is a noisy label shared by all its positions; mixing in
+    /// the root value `q` — as soft targets `((1 + q) / 2, 0, (1 − q) / 2)` — cuts that noise.
+    pub q_mix: f32,
     /// Weight of the score-margin squared error.
     pub margin_weight: f32,
     /// Weight of the policy cross-entropy.
     pub policy_weight: f32,
     /// Score differences are divided by this before the margin loss (points per unit).
     pub margin_scale: f32,
+    /// The margin target of a decided game (a player without a legal move loses at once,
+    /// whatever the points): at least this many points towards the winner, so the margin
+    /// term agrees with the search's ±1 for such games.
+    pub decisive_margin: f32,
     /// Fraction of games held out for the validation loss.
     pub validation_fraction: f64,
     /// Seed of initialisation and batch sampling.
@@ -51,9 +59,11 @@ impl Default for TrainSettings {
             learning_rate: 1e-3,
             weight_decay: 1e-4,
             value_weight: 1.0,
+            q_mix: 0.5,
             margin_weight: 1.0,
             policy_weight: 1.0,
             margin_scale: 10.0,
+            decisive_margin: 20.0,
             validation_fraction: 0.05,
             seed: 1,
         }
@@ -74,8 +84,14 @@ impl TrainSettings {
         if !(self.learning_rate > 0.0 && self.learning_rate < 1.0) {
             return Err(format!("learning_rate {} is outside (0, 1)", self.learning_rate));
         }
+        if !(self.decisive_margin.is_finite() && self.decisive_margin >= 0.0) {
+            return Err("decisive_margin must be a non-negative number".into());
+        }
         if !(self.margin_scale.is_finite() && self.margin_scale > 0.0) {
             return Err("margin_scale must be positive".into());
+        }
+        if !(0.0..=1.0).contains(&self.q_mix) {
+            return Err(format!("q_mix {} is outside [0, 1]", self.q_mix));
         }
         if !(0.0..0.5).contains(&self.validation_fraction) {
             return Err("validation_fraction must be in [0, 0.5)".into());
@@ -115,7 +131,8 @@ struct Batch {
     policy_rows: f32,
 }
 
-fn make_batch<G: Features>(samples: &[&Sample], margin_scale: f32, device: &Device) -> Batch {
+fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Device) -> Batch {
+    let margin_scale = s.margin_scale;
     let n = samples.len();
     let (f, p) = (G::FEATURE_LEN, G::POLICY_LEN.max(1));
     let mut x = vec![0.0f32; n * f];
@@ -123,14 +140,27 @@ fn make_batch<G: Features>(samples: &[&Sample], margin_scale: f32, device: &Devi
     let mut margin = vec![0.0f32; n];
     let mut policy = vec![0.0f32; n * p];
     let mut rows = 0.0;
-    for (i, s) in samples.iter().enumerate() {
-        let g = G::decode(&s.state).expect("validated when read");
+    for (i, sample) in samples.iter().enumerate() {
+        let g = G::decode(&sample.state).expect("validated when read");
         g.encode_features(&mut x[i * f..(i + 1) * f]);
-        wdl[i * 3 + s.wdl as usize] = 1.0;
-        margin[i] = s.score / margin_scale;
-        if !s.policy.is_empty() && G::POLICY_LEN > 0 {
+        let t = &mut wdl[i * 3..i * 3 + 3];
+        match sample.q {
+            Some(q) if s.q_mix > 0.0 => {
+                t[sample.wdl as usize] = 1.0 - s.q_mix;
+                t[0] += s.q_mix * (1.0 + q) / 2.0;
+                t[2] += s.q_mix * (1.0 - q) / 2.0;
+            }
+            _ => t[sample.wdl as usize] = 1.0,
+        }
+        let points = match (sample.decisive, sample.wdl) {
+            (true, 0) => sample.score.max(s.decisive_margin),
+            (true, 2) => sample.score.min(-s.decisive_margin),
+            _ => sample.score,
+        };
+        margin[i] = points / margin_scale;
+        if !sample.policy.is_empty() && G::POLICY_LEN > 0 {
             rows += 1.0;
-            for &(a, pr) in &s.policy {
+            for &(a, pr) in &sample.policy {
                 policy[i * p + a as usize] = pr;
             }
         }
@@ -223,7 +253,7 @@ impl<G: Features> Trainer<G> {
 
     /// One optimiser step on `batch`; returns its losses.
     pub fn step(&mut self, batch: &[&Sample]) -> Losses {
-        let b = make_batch::<G>(batch, self.settings.margin_scale, &self.device);
+        let b = make_batch::<G>(batch, &self.settings, &self.device);
         let (total, [v, m, p]) = losses(&self.net, b, &self.settings);
         let grads = total.backward();
         let out = Losses { total: scalar(total), value: scalar(v), margin: scalar(m), policy: scalar(p) };
@@ -270,7 +300,7 @@ impl<G: Features> Trainer<G> {
         let mut sum = Losses::default();
         let mut n = 0.0;
         for chunk in samples.chunks(self.settings.batch_size.max(1)) {
-            let b = make_batch::<G>(chunk, self.settings.margin_scale, &dev);
+            let b = make_batch::<G>(chunk, &self.settings, &dev);
             let (total, [v, m, p]) = losses(&net, b, &self.settings);
             let w = chunk.len() as f32;
             sum.total += scalar(total) * w;

@@ -278,7 +278,8 @@ fn play_as<G: Features>(
     Ok(Some(game_record(&game, id, lease.seed, model_version)))
 }
 
-/// Publishes a model file (trainer or admin token), streamed in 1 MiB chunks. Returns the
+/// Publishes a model file (trainer or admin token), streamed in 128 KiB chunks (under any
+/// sane message limit). Returns the
 /// version the coordinator gave it.
 ///
 /// # Errors
@@ -291,7 +292,7 @@ pub async fn publish_model(
 ) -> Result<u64, Status> {
     let sha256 = model::sha256_hex(bytes);
     let chunks: Vec<pb::PublishModelChunk> = bytes
-        .chunks(1 << 20)
+        .chunks(128 << 10)
         .map(|c| pb::PublishModelChunk {
             game_kind: game_kind.into(),
             encoding_version: feature_version,
