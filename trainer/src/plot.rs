@@ -30,7 +30,9 @@ pub fn ratings_svg(history: &[RatingEntry]) -> String {
         ml + pw,
         y(0.0)
     );
-    let mut tick = lo;
+    // Round ticks: a multiple of 50 for the step, ticks at multiples of the step.
+    let step = ((hi - lo) / 6.0 / 50.0).ceil().max(1.0) * 50.0;
+    let mut tick = (lo / step).ceil() * step;
     while tick <= hi {
         let _ = writeln!(
             s,
@@ -41,7 +43,7 @@ pub fn ratings_svg(history: &[RatingEntry]) -> String {
             ml + pw,
             y(tick)
         );
-        tick += ((hi - lo) / 6.0 / 50.0).ceil().max(1.0) * 50.0;
+        tick += step;
     }
     let _ = writeln!(
         s,
@@ -81,4 +83,45 @@ pub fn ratings_svg(history: &[RatingEntry]) -> String {
     }
     s.push_str("</svg>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(round: u64, elo: f64, promoted: bool) -> RatingEntry {
+        RatingEntry {
+            round,
+            file: format!("models/candidate-{round:04}.safetensors"),
+            sha256: String::new(),
+            version: 0,
+            opponent: "rollout".into(),
+            elo,
+            elo_lo: elo - 80.0,
+            elo_hi: elo + 80.0,
+            matches: 40,
+            points: 20.0,
+            promoted,
+            reason: String::new(),
+            train_loss: 1.0,
+            validation_loss: 1.0,
+            steps: 0,
+            window: 0,
+            samples_per_second: 0.0,
+        }
+    }
+
+    #[test]
+    fn the_plot_has_a_point_per_model_and_round_ticks() {
+        let h = [entry(1, -300.0, false), entry(2, 80.0, true), entry(3, 270.0, true)];
+        let svg = ratings_svg(&h);
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches("<circle").count(), 3);
+        assert_eq!(svg.matches(r##"fill="white" stroke="#1f77b4""##).count(), 1, "one refused model, hollow");
+        assert!(svg.contains("<polyline"), "promoted models are joined");
+        for label in svg.split(r#"text-anchor="end">"#).skip(1) {
+            let v: f64 = label.split('<').next().unwrap().parse().unwrap();
+            assert_eq!(v % 50.0, 0.0, "tick {v}");
+        }
+    }
 }
