@@ -5,30 +5,16 @@
 //! The Python comes from `ZEROPLAY_PYTHON`, else the venv `scripts/setup-test-tools.sh`
 //! makes; without one the test fails and says how to install it.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
+
+use common::python;
 use std::process::Command;
 
 use engine::battlenumber::BattleNumber;
 use engine::{Features, Game};
 use model::{ModelInfo, ModelMeta, NetConfig, ValueNet};
-
-fn python() -> PathBuf {
-    if let Some(p) = std::env::var_os("ZEROPLAY_PYTHON").filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
-    }
-    let tools = std::env::var_os("ZEROPLAY_TOOLS")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/zeroplay")))
-        .expect("neither ZEROPLAY_PYTHON, ZEROPLAY_TOOLS nor HOME is set");
-    let p = tools.join("venv/bin/python");
-    assert!(
-        p.exists(),
-        "{} does not exist: run scripts/setup-test-tools.sh (or scripts/test.sh)",
-        p.display()
-    );
-    p
-}
 
 #[test]
 fn exported_models_load_and_run_in_numpy_with_the_same_outputs() {

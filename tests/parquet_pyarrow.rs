@@ -5,29 +5,12 @@
 //! creates (`${ZEROPLAY_TOOLS:-$HOME/.cache/zeroplay}/venv/bin/python`). Without one the test
 //! fails, telling how to install it: it never passes silently.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn python() -> PathBuf {
-    let setup = "run scripts/setup-test-tools.sh (or scripts/test.sh, which runs it and then the tests)";
-    if let Some(p) = std::env::var_os("ZEROPLAY_PYTHON").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        assert!(p.exists(), "ZEROPLAY_PYTHON={} does not exist; {setup}", p.display());
-        return p;
-    }
-    let tools = std::env::var_os("ZEROPLAY_TOOLS")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/zeroplay")))
-        .expect("neither ZEROPLAY_PYTHON, ZEROPLAY_TOOLS nor HOME is set");
-    let p = tools.join("venv/bin/python");
-    assert!(
-        p.exists(),
-        "no Python with pyarrow for the Parquet check: ZEROPLAY_PYTHON is unset and {} does not exist; {setup}",
-        p.display()
-    );
-    p
-}
+use std::path::{Path, PathBuf};
+
+use common::python;
+use std::process::{Command, Output};
 
 fn text(out: &Output) -> String {
     format!(

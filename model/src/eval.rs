@@ -185,6 +185,14 @@ impl<G: Features> NetEvaluator<G> {
         }
     }
 
+    /// An evaluator for one fixed model (arena and gating agents): no swaps, inference on
+    /// the calling thread.
+    pub fn fixed(model: Model, utility: UtilitySettings) -> Self {
+        let slot = Arc::new(ModelSlot::new());
+        slot.publish(1, model);
+        NetEvaluator::new(slot, None, utility)
+    }
+
     /// Sets the leaves per search batch it asks for ([`Evaluator::preferred_batch`]; default
     /// 8). Virtual loss makes a batch slightly worse per simulation, and the network much
     /// faster per simulation.

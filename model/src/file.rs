@@ -232,8 +232,8 @@ pub fn check(bytes: &[u8]) -> Result<ModelMeta, ModelError> {
     Ok(meta)
 }
 
-/// A loaded, checked network ready for inference.
-#[derive(Debug)]
+/// A loaded, checked network ready for inference. Cloning shares the weights.
+#[derive(Clone, Debug)]
 pub struct Model {
     /// The network (validation mode, no autodiff).
     pub net: ValueNet,

@@ -20,7 +20,7 @@ use engine::arena::{Elo, elo, play_match_from, random_opening};
 use engine::eval::{Evaluator, Rollout};
 use engine::mcts::MctsConfig;
 use engine::{Features, Game, derive_seed, rng_from_seed};
-use model::{Model, ModelSlot, NetEvaluator, UtilitySettings};
+use model::{Model, NetEvaluator, UtilitySettings};
 use serde::{Deserialize, Serialize};
 
 /// The promotion rule.
@@ -139,15 +139,8 @@ pub enum Opponent {
     Rollout,
 }
 
-fn net_evaluator<G: Features>(m: &Arc<Model>, mix: f32) -> Arc<dyn Evaluator<G>> {
-    let slot = Arc::new(ModelSlot::new());
-    slot.publish(1, clone_model(m));
-    Arc::new(NetEvaluator::<G>::new(slot, None, UtilitySettings { margin_mix: mix, score_scale: 3.0 }))
-}
-
-/// Models are not `Clone` (burn modules are), so evaluators get their own copy.
-fn clone_model(m: &Model) -> Model {
-    Model { net: m.net.clone(), meta: m.meta.clone(), device: m.device.clone(), sha256: m.sha256.clone() }
+fn net_evaluator<G: Features>(m: &Model, mix: f32) -> Arc<dyn Evaluator<G>> {
+    Arc::new(NetEvaluator::<G>::fixed(m.clone(), UtilitySettings { margin_mix: mix, score_scale: 3.0 }))
 }
 
 fn agent<G: Features>(eval: Arc<dyn Evaluator<G>>, sims: u64, name: &str) -> MctsAgent<G> {

@@ -258,11 +258,8 @@ impl<G: Features> Trainer<G> {
         let grads = total.backward();
         let out = Losses { total: scalar(total), value: scalar(v), margin: scalar(m), policy: scalar(p) };
         let grads = GradientsParams::from_grads(grads, &self.net);
-        let net = std::mem::replace(
-            &mut self.net,
-            ValueNet::new(&NetConfig { hidden: 1, blocks: 0 }, 1, 1, &self.device),
-        );
-        self.net = self.optim.step(self.settings.learning_rate, net, grads);
+        // Burn tensors share their storage: the clone is a handle, not a copy of the weights.
+        self.net = self.optim.step(self.settings.learning_rate, self.net.clone(), grads);
         self.steps += 1;
         self.samples += batch.len() as u64;
         out

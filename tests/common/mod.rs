@@ -1,0 +1,26 @@
+//! Helpers shared by the integration tests that call Python tools.
+
+use std::path::{Path, PathBuf};
+
+/// The Python with the test tools: `ZEROPLAY_PYTHON`, else the venv that
+/// `scripts/setup-test-tools.sh` creates. Panics (the test fails) with how to install it.
+pub fn python() -> PathBuf {
+    let setup = "run scripts/setup-test-tools.sh (or scripts/test.sh, which runs it and then the tests)";
+    if let Some(p) = std::env::var_os("ZEROPLAY_PYTHON").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        assert!(p.exists(), "ZEROPLAY_PYTHON={} does not exist; {setup}", p.display());
+        return p;
+    }
+    let tools = std::env::var_os("ZEROPLAY_TOOLS")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/zeroplay")))
+        .expect("neither ZEROPLAY_PYTHON, ZEROPLAY_TOOLS nor HOME is set");
+    let p = tools.join("venv/bin/python");
+    assert!(
+        p.exists(),
+        "no Python with pyarrow for the Parquet check: ZEROPLAY_PYTHON is unset and {} does not exist; {setup}",
+        p.display()
+    );
+    p
+}
