@@ -180,18 +180,19 @@ pub fn local(args: LocalArgs) -> Result<()> {
         let trainer_thread = if no_train {
             None
         } else {
-            let mut publish = crate::train_cmd::publisher(
+            // Candidates are gated by the coordinator on the worker's slots.
+            let mut gatekeeper = crate::train_cmd::gatekeeper(
                 handle.clone(),
                 Some(format!("http://{addr}")),
                 trainer_token.clone(),
+                train_stop.clone(),
             )?;
             let (tcfg, stop) = (tcfg.clone(), train_stop.clone());
             Some(std::thread::Builder::new().name("trainer".into()).spawn(move || {
                 trainer::pipeline::run::<engine::battlenumber::BattleNumber>(
                     &tcfg,
-                    &Default::default(),
                     &device,
-                    &mut *publish,
+                    &mut *gatekeeper,
                     &stop,
                 )
             })?)

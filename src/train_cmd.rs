@@ -3,39 +3,109 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use engine::battlenumber::BattleNumber;
 use engine::{Features, Game};
-use trainer::pipeline::{PipelineConfig, run, summary};
+use trainer::gate::GateResult;
+use trainer::pipeline::{Candidate, Gated, Gatekeeper, LocalGate, OpponentRef, PipelineConfig, run, summary};
+use zeroplay_proto::v1 as pb;
 use zeroplay_worker::WorkerConfig;
 
 use crate::cli::{ExportArgs, TrainArgs};
 use crate::config::load;
 
-/// Publishes a promoted model's bytes and returns its version (see [`trainer::pipeline::Publish`]).
-pub type Publisher = Box<dyn FnMut(&[u8]) -> Result<u64, String> + Send>;
-
-/// A publish callback for the pipeline: the gRPC `PublishModel` call on `rt`, or nothing.
-pub fn publisher(
+/// The trainer's gatekeeper: gating by the coordinator on its workers, or (without a
+/// coordinator) in the trainer's own process.
+pub fn gatekeeper(
     rt: tokio::runtime::Handle,
     coordinator: Option<String>,
     token: String,
-) -> Result<Publisher> {
+    stop: Arc<AtomicBool>,
+) -> Result<Box<dyn Gatekeeper + Send>> {
     let Some(url) = coordinator else {
-        return Ok(Box::new(|_: &[u8]| Ok(0)));
+        return Ok(Box::new(Local));
     };
-    let mut client =
+    let client =
         zeroplay_worker::client(&WorkerConfig { coordinator: url, token, ..WorkerConfig::default() })?;
-    Ok(Box::new(move |bytes: &[u8]| {
-        rt.block_on(zeroplay_worker::publish_model(
-            &mut client,
-            BattleNumber::NAME,
-            BattleNumber::FEATURE_VERSION,
-            bytes,
-        ))
-        .map_err(|s| format!("coordinator refused the model: {}", s.message()))
-    }))
+    Ok(Box::new(CoordinatorGate { rt, client, stop }))
+}
+
+/// Local gating, nothing published.
+struct Local;
+
+impl Gatekeeper for Local {
+    fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
+        let mut publish = |_: &[u8]| Ok(0);
+        LocalGate::<BattleNumber> { options: Default::default(), publish: &mut publish }.gate(c, progress)
+    }
+}
+
+/// Gating by the coordinator: the candidate is published with the gate settings, the
+/// coordinator schedules its matches on the workers and promotes it (announcing it to every
+/// worker) if it passes; this polls `GateStatus` until it has decided.
+struct CoordinatorGate {
+    rt: tokio::runtime::Handle,
+    client: zeroplay_worker::Client,
+    stop: Arc<AtomicBool>,
+}
+
+impl Gatekeeper for CoordinatorGate {
+    fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
+        let gate = c.gating.then_some(c.settings);
+        let version = self
+            .rt
+            .block_on(zeroplay_worker::publish_model(
+                &mut self.client,
+                BattleNumber::NAME,
+                BattleNumber::FEATURE_VERSION,
+                c.bytes,
+                gate,
+            ))
+            .map_err(|s| format!("coordinator refused the model: {}", s.message()))?;
+        loop {
+            let st = self
+                .rt
+                .block_on(self.client.gate_status(pb::GateStatusRequest { version }))
+                .map_err(|s| format!("gate status of v{version}: {}", s.message()))?
+                .into_inner();
+            progress(st.matches, st.matches_max.max(1), st.points);
+            let state = pb::GateState::try_from(st.state).unwrap_or(pb::GateState::Unspecified);
+            let done = |promoted: bool| Gated {
+                result: GateResult {
+                    matches: st.matches,
+                    points: st.points,
+                    elo: st.elo,
+                    elo_lo: st.elo_lo,
+                    elo_hi: st.elo_hi,
+                    promoted,
+                    reason: st.reason.clone(),
+                },
+                opponent: if st.opponent_version == 0 {
+                    OpponentRef::Rollout
+                } else {
+                    OpponentRef::Version(st.opponent_version)
+                },
+                version,
+            };
+            match state {
+                pb::GateState::Promoted => return Ok(done(true)),
+                pb::GateState::Rejected => return Ok(done(false)),
+                pb::GateState::Ungated => {
+                    let mut g = done(true);
+                    g.result.reason = "gating off".into();
+                    return Ok(g);
+                }
+                _ if self.stop.load(Ordering::Relaxed) => {
+                    return Err(format!(
+                        "stopped while v{version} was being gated (the coordinator goes on)"
+                    ));
+                }
+                _ => std::thread::sleep(Duration::from_millis(500)),
+            }
+        }
+    }
 }
 
 /// Runs the training pipeline until Ctrl-C or the round limit.
@@ -64,9 +134,8 @@ pub fn train(args: TrainArgs) -> Result<()> {
             stop.store(true, Ordering::Relaxed);
         });
     }
-    let mut publish = publisher(rt.handle().clone(), args.coordinator, args.token)?;
-    let history = run::<BattleNumber>(&cfg, &Default::default(), &device, &mut *publish, &stop)
-        .map_err(anyhow::Error::msg)?;
+    let mut gatekeeper = gatekeeper(rt.handle().clone(), args.coordinator, args.token, stop.clone())?;
+    let history = run::<BattleNumber>(&cfg, &device, &mut *gatekeeper, &stop).map_err(anyhow::Error::msg)?;
     println!("{}", summary(&history));
     println!("ratings plot: {}", cfg.run_dir.join("ratings.svg").display());
     Ok(())

@@ -112,6 +112,12 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     let ratings: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("ratings.json")).unwrap()).unwrap();
     assert_eq!(ratings.as_array().unwrap().len(), 2, "{ratings}");
+    for e in ratings.as_array().unwrap() {
+        // Gated by the coordinator on the worker: each candidate got a version and its matches.
+        assert_eq!(e["matches"], 2, "{e}");
+        assert!(e["version"].as_u64().unwrap() > 0, "{e}");
+    }
+    assert_eq!(ratings[0]["opponent"], "rollout", "{ratings}");
     let svg = std::fs::read_to_string(run.join("ratings.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("<circle"), "{svg}");
     assert!(std::fs::read_to_string(run.join("train.toml")).unwrap().contains("max_rounds = 2"));

@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod games;
+pub mod gating;
 pub mod ingest;
 pub mod leases;
 pub mod rows;
@@ -102,6 +103,17 @@ pub async fn run(
         "coordinator state recovered"
     );
 
+    // Gating runs cut short by a restart start again from their first match.
+    let mut gating = gating::Gating::new(Duration::from_millis(cfg.leases.ttl_ms), cfg.options.clone());
+    for m in store.models()? {
+        if let (store::ModelState::Gating, Some(s), Some(kind)) =
+            (m.state, m.gate_settings.clone(), games::GameKind::from_name(&m.game_kind))
+        {
+            info!(version = m.version, "gating of this candidate restarts");
+            gating.start(m.version, m.opponent, kind, s);
+        }
+    }
+
     let (tx, rx) = mpsc::channel(8192);
     let writer = spawn_writer(store.clone(), stats.clone(), rx);
     let stop = Arc::new(AtomicBool::new(false));
@@ -121,6 +133,7 @@ pub async fn run(
         workers: Mutex::new(Default::default()),
         started: Instant::now(),
         models: Mutex::new(Some(broadcast::channel(16).0)),
+        gating: Mutex::new(gating),
         model_lock: tokio::sync::Mutex::new(()),
         cfg: cfg.clone(),
     });
@@ -130,7 +143,8 @@ pub async fn run(
             let mut tick = tokio::time::interval(Duration::from_millis(250));
             loop {
                 tick.tick().await;
-                let n = shared.leases.lock().expect("not poisoned").sweep(Instant::now());
+                let n = shared.leases.lock().expect("not poisoned").sweep(Instant::now())
+                    + shared.gating.lock().expect("not poisoned").sweep(Instant::now());
                 if n > 0 {
                     info!(expired = n, "leases expired; their positions will be handed out again");
                 }

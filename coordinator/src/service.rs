@@ -18,9 +18,10 @@ use zeroplay_proto::v1::coordinator_server::Coordinator;
 
 use crate::config::CoordinatorConfig;
 use crate::games::{GameKind, Limits, ValidationError, validate};
+use crate::gating::{Gating, Reported, is_eval_lease, settings_from_proto};
 use crate::ingest::{StageRequest, Stats};
 use crate::leases::{Leases, Sources};
-use crate::store::{ModelEntry, StagedGame, Store, now_ms};
+use crate::store::{ModelEntry, ModelState, StagedGame, Store, best_model, now_ms};
 
 /// Authenticated roles.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -148,6 +149,8 @@ pub struct Shared {
     /// Model announcements; taken (closing every watch stream) when shutdown begins.
     pub(crate) models: Mutex<Option<broadcast::Sender<ModelEntry>>>,
     pub(crate) model_lock: tokio::sync::Mutex<()>,
+    /// Gating runs and their evaluation leases.
+    pub(crate) gating: Mutex<Gating>,
 }
 
 /// The tonic service.
@@ -244,31 +247,64 @@ impl CoordinatorService {
     fn lease(&self, worker: &str, n: u32) -> Result<pb::LeaseResponse, CoordError> {
         let s = &self.shared;
         let n = n.clamp(1, s.cfg.leases.max_per_request) as usize;
+        // Evaluation matches first: a candidate waits for nothing else.
+        let mut out =
+            s.gating.lock().expect("not poisoned").grant(worker, n, Instant::now(), s.cfg.leases.ttl_ms);
+        if out.len() == n {
+            return Ok(pb::LeaseResponse { leases: out });
+        }
         let mut leases = s.leases.lock().expect("not poisoned");
         let mut sources = s.sources.lock().expect("not poisoned");
-        let grant = leases.grant(worker, n, &mut sources, Instant::now());
+        let grant = leases.grant(worker, n - out.len(), &mut sources, Instant::now());
         s.store
             .put_leases(&grant.granted, &grant.replaced, grant.next_id, grant.drawn)
             .map_err(|e| CoordError::Unavailable(e.to_string()))?;
-        let out = grant
-            .granted
-            .into_iter()
-            .map(|(id, row)| {
-                let kind = GameKind::from_name(&row.game_kind);
-                let gcfg = kind.and_then(|k| sources.game_config(k)).cloned().unwrap_or_default();
-                pb::Lease {
-                    lease_id: id,
-                    game_kind: row.game_kind,
-                    start_state: row.start_state,
-                    seed: row.seed,
-                    settings: Some(settings_to_proto(&gcfg.settings, &gcfg.evaluator)),
-                    model_version: 0,
-                    ttl_ms: s.cfg.leases.ttl_ms,
-                    source: row.source,
-                }
-            })
-            .collect();
+        out.extend(grant.granted.into_iter().map(|(id, row)| {
+            let kind = GameKind::from_name(&row.game_kind);
+            let gcfg = kind.and_then(|k| sources.game_config(k)).cloned().unwrap_or_default();
+            pb::Lease {
+                lease_id: id,
+                game_kind: row.game_kind,
+                start_state: row.start_state,
+                seed: row.seed,
+                settings: Some(settings_to_proto(&gcfg.settings, &gcfg.evaluator)),
+                model_version: 0,
+                ttl_ms: s.cfg.leases.ttl_ms,
+                source: row.source,
+                evaluation: None,
+            }
+        }));
         Ok(pb::LeaseResponse { leases: out })
+    }
+
+    /// Records a decided gating run in the store and, on promotion, announces the new best.
+    fn decided(&self, candidate: u64, result: engine::gating::GateResult) -> Result<(), CoordError> {
+        let s = &self.shared;
+        let unavailable = |e: crate::store::StoreError| CoordError::Unavailable(e.to_string());
+        let mut entry = s
+            .store
+            .models()
+            .map_err(unavailable)?
+            .into_iter()
+            .find(|m| m.version == candidate)
+            .ok_or_else(|| CoordError::NotFound(format!("no model version {candidate}")))?;
+        entry.state = if result.promoted { ModelState::Promoted } else { ModelState::Rejected };
+        info!(
+            version = candidate,
+            opponent = entry.opponent,
+            promoted = result.promoted,
+            elo = format!("{:+.0} [{:+.0}, {:+.0}]", result.elo, result.elo_lo, result.elo_hi),
+            reason = %result.reason,
+            "gating decided"
+        );
+        entry.gate = Some(result);
+        s.store.put_model(&entry).map_err(unavailable)?;
+        if entry.state == ModelState::Promoted
+            && let Some(tx) = s.models.lock().expect("not poisoned").as_ref()
+        {
+            let _ = tx.send(entry);
+        }
+        Ok(())
     }
 }
 
@@ -345,11 +381,10 @@ impl Coordinator for CoordinatorService {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
         self.touch(&r.worker_id)?;
-        let unknown = self.shared.leases.lock().expect("not poisoned").renew(
-            &r.worker_id,
-            &r.lease_ids,
-            Instant::now(),
-        );
+        let (eval, play): (Vec<u64>, Vec<u64>) = r.lease_ids.iter().partition(|&&id| is_eval_lease(id));
+        let now = Instant::now();
+        let mut unknown = self.shared.leases.lock().expect("not poisoned").renew(&r.worker_id, &play, now);
+        unknown.extend(self.shared.gating.lock().expect("not poisoned").renew(&r.worker_id, &eval, now));
         Ok(Response::new(pb::HeartbeatResponse { unknown_lease_ids: unknown }))
     }
 
@@ -373,7 +408,8 @@ impl Coordinator for CoordinatorService {
     ) -> Result<Response<pb::ReleaseResponse>, Status> {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
-        let n = self.shared.leases.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids);
+        let n = self.shared.leases.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids)
+            + self.shared.gating.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids);
         info!(worker = %r.worker_id, released = n, "leases released");
         Ok(Response::new(pb::ReleaseResponse { released: n as u32 }))
     }
@@ -401,7 +437,8 @@ impl Coordinator for CoordinatorService {
             .as_ref()
             .map(|tx| tx.subscribe())
             .ok_or_else(|| Status::unavailable("shutting down"))?;
-        let current = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?.pop();
+        let models = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?;
+        let current = best_model(&models).cloned();
         let first = tokio_stream::iter(current.map(|m| Ok(announcement(&m))));
         let rest = tokio_stream::wrappers::BroadcastStream::new(rx)
             .filter_map(|m| m.ok().map(|m| Ok(announcement(&m))));
@@ -461,7 +498,8 @@ impl Coordinator for CoordinatorService {
             if let Some(m) = &meta
                 && (m.sha256 != chunk.sha256
                     || m.total_size != chunk.total_size
-                    || m.game_kind != chunk.game_kind)
+                    || m.game_kind != chunk.game_kind
+                    || m.gate != chunk.gate)
             {
                 return Err(
                     CoordError::InvalidArgument("chunks disagree on the model's metadata".into()).into()
@@ -474,9 +512,15 @@ impl Coordinator for CoordinatorService {
             meta.get_or_insert(pb::PublishModelChunk { data: Vec::new(), ..chunk });
         }
         let meta = meta.ok_or_else(|| CoordError::InvalidArgument("empty upload".into()))?;
-        if GameKind::from_name(&meta.game_kind).is_none() {
+        let Some(kind) = GameKind::from_name(&meta.game_kind) else {
             return Err(CoordError::InvalidArgument(format!("unknown game kind {:?}", meta.game_kind)).into());
-        }
+        };
+        let gate = meta
+            .gate
+            .as_ref()
+            .map(settings_from_proto)
+            .transpose()
+            .map_err(|e| CoordError::InvalidArgument(format!("gate settings: {e}")))?;
         let digest: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
         if data.len() as u64 != meta.total_size || digest != meta.sha256 {
             return Err(CoordError::InvalidArgument(format!(
@@ -502,11 +546,14 @@ impl Coordinator for CoordinatorService {
         let store = self.shared.store.clone();
         let dir = self.models_dir();
         let entry = tokio::task::spawn_blocking(move || -> Result<ModelEntry, CoordError> {
-            let version = store
-                .models()
-                .map_err(|e| CoordError::Unavailable(e.to_string()))?
-                .last()
-                .map_or(1, |m| m.version + 1);
+            let models = store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?;
+            let version = models.last().map_or(1, |m| m.version + 1);
+            // A candidate plays the best model of its own game (or the rollout AI, 0).
+            let opponent = models
+                .iter()
+                .rev()
+                .find(|m| m.is_best_kind() && m.game_kind == meta.game_kind)
+                .map_or(0, |m| m.version);
             std::fs::create_dir_all(&dir).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let path = dir.join(format!("model-{version:06}.bin"));
             let tmp = path.with_extension("tmp");
@@ -521,17 +568,110 @@ impl Coordinator for CoordinatorService {
                 size_bytes: data.len() as u64,
                 encoding_version: meta.encoding_version,
                 published_unix_ms: now_ms(),
+                state: if gate.is_some() { ModelState::Gating } else { ModelState::Ungated },
+                opponent: if gate.is_some() { opponent } else { 0 },
+                gate_settings: gate,
+                gate: None,
             };
             store.put_model(&entry).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             Ok(entry)
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))??;
-        info!(version = entry.version, bytes = entry.size_bytes, "model published");
-        if let Some(tx) = self.shared.models.lock().expect("not poisoned").as_ref() {
-            let _ = tx.send(entry.clone());
+        if let Some(g) = &entry.gate_settings {
+            info!(
+                version = entry.version,
+                opponent = entry.opponent,
+                matches = g.matches,
+                rule = g.rule.name(),
+                "candidate published; gating matches scheduled on the workers"
+            );
+            self.shared.gating.lock().expect("not poisoned").start(
+                entry.version,
+                entry.opponent,
+                kind,
+                g.clone(),
+            );
+        } else {
+            info!(version = entry.version, bytes = entry.size_bytes, "model published");
+            if let Some(tx) = self.shared.models.lock().expect("not poisoned").as_ref() {
+                let _ = tx.send(entry.clone());
+            }
         }
         Ok(Response::new(announcement(&entry)))
+    }
+
+    async fn report_match(
+        &self,
+        req: Request<pb::ReportMatchRequest>,
+    ) -> Result<Response<pb::ReportMatchResponse>, Status> {
+        require(&req, &[Role::Worker])?;
+        let r = req.into_inner();
+        self.touch(&r.worker_id)?;
+        let reported = self
+            .shared
+            .gating
+            .lock()
+            .expect("not poisoned")
+            .report(&r.worker_id, r.lease_id, f64::from(r.candidate_points))
+            .map_err(|e| {
+                if e.contains("candidate_points") {
+                    CoordError::InvalidArgument(e)
+                } else {
+                    CoordError::NotFound(e)
+                }
+            })?;
+        debug!(worker = %r.worker_id, lease = r.lease_id, points = r.candidate_points, plies = r.plies, "match reported");
+        let counted = !matches!(reported, Reported::Ignored);
+        if let Reported::Decided(candidate, result) = reported {
+            let this = self.clone();
+            tokio::task::spawn_blocking(move || this.decided(candidate, result))
+                .await
+                .map_err(|e| Status::internal(e.to_string()))??;
+        }
+        Ok(Response::new(pb::ReportMatchResponse { counted }))
+    }
+
+    async fn gate_status(
+        &self,
+        req: Request<pb::GateStatusRequest>,
+    ) -> Result<Response<pb::GateStatusResponse>, Status> {
+        require(&req, &[Role::Trainer, Role::Admin])?;
+        let v = req.into_inner().version;
+        if let Some(run) = self.shared.gating.lock().expect("not poisoned").run(v) {
+            return Ok(Response::new(run.status()));
+        }
+        let models = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?;
+        let m = models
+            .into_iter()
+            .find(|m| m.version == v)
+            .ok_or_else(|| CoordError::NotFound(format!("no model version {v}")))?;
+        let state = match m.state {
+            ModelState::Ungated => pb::GateState::Ungated,
+            ModelState::Gating => pb::GateState::Running,
+            ModelState::Promoted => pb::GateState::Promoted,
+            ModelState::Rejected => pb::GateState::Rejected,
+        };
+        let g = m.gate.unwrap_or(engine::gating::GateResult {
+            matches: 0,
+            points: 0.0,
+            elo: 0.0,
+            elo_lo: 0.0,
+            elo_hi: 0.0,
+            promoted: false,
+            reason: String::new(),
+        });
+        Ok(Response::new(pb::GateStatusResponse {
+            state: state as i32,
+            opponent_version: m.opponent,
+            matches: g.matches,
+            matches_max: m.gate_settings.map_or(0, |s| s.matches),
+            points: g.points,
+            elo: g.elo,
+            elo_lo: g.elo_lo,
+            elo_hi: g.elo_hi,
+            reason: g.reason,
+        }))
     }
 
     async fn status(&self, req: Request<pb::StatusRequest>) -> Result<Response<pb::StatusResponse>, Status> {
@@ -545,7 +685,7 @@ impl Coordinator for CoordinatorService {
         let ttl = std::time::Duration::from_millis(s.cfg.leases.ttl_ms);
         let alive =
             s.workers.lock().expect("not poisoned").values().filter(|t| t.elapsed() < ttl).count() as u64;
-        let model_version = s.store.models().map(|m| m.last().map_or(0, |m| m.version)).unwrap_or(0);
+        let model_version = s.store.models().map(|m| best_model(&m).map_or(0, |m| m.version)).unwrap_or(0);
         Ok(Response::new(pb::StatusResponse {
             games_stored: st.games_stored.load(Ordering::Relaxed),
             positions_stored: st.positions_stored.load(Ordering::Relaxed),

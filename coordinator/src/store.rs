@@ -88,6 +88,46 @@ pub struct ModelEntry {
     pub encoding_version: u32,
     /// Publication time, ms since the Unix epoch.
     pub published_unix_ms: u64,
+    /// Where it stands (entries from before gating existed read as `Ungated`).
+    #[serde(default)]
+    pub state: ModelState,
+    /// Gating: the settings it was published with (kept so a restart can run them again).
+    #[serde(default)]
+    pub gate_settings: Option<engine::gating::GateSettings>,
+    /// Gating: the opponent's version (0: the rollout AI).
+    #[serde(default)]
+    pub opponent: u64,
+    /// Gating: the decided result.
+    #[serde(default)]
+    pub gate: Option<engine::gating::GateResult>,
+}
+
+/// A model's standing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModelState {
+    /// Published without gating: it became the best at once.
+    #[default]
+    Ungated,
+    /// A candidate whose matches are being played.
+    Gating,
+    /// A candidate that passed: it became the best.
+    Promoted,
+    /// A candidate that failed.
+    Rejected,
+}
+
+impl ModelEntry {
+    /// Is (or was) it the best model at some point?
+    pub fn is_best_kind(&self) -> bool {
+        matches!(self.state, ModelState::Ungated | ModelState::Promoted)
+    }
+}
+
+/// The best model among `models` (oldest first): the newest that was published ungated or
+/// promoted.
+pub fn best_model(models: &[ModelEntry]) -> Option<&ModelEntry> {
+    models.iter().rev().find(|m| m.is_best_kind())
 }
 
 /// A lease as stored.

@@ -1,6 +1,7 @@
 //! The coordinator over real gRPC on 127.0.0.1 port 0, in process: authentication, leases,
 //! submissions (valid, illegal, duplicate, oversized), durability across a restart, lease
-//! expiry, model publication and download, and a real worker end to end.
+//! expiry, model publication and download, a real worker end to end, and gating scheduled on
+//! a real worker.
 
 use std::path::Path;
 use std::time::Duration;
@@ -125,6 +126,7 @@ async fn tokens_and_roles_are_enforced() {
         sha256: "00".into(),
         total_size: 1,
         data: vec![0],
+        gate: None,
     };
     let e = worker.publish_model(tokio_stream::iter(vec![chunk])).await.unwrap_err();
     assert_eq!(e.code(), Code::PermissionDenied);
@@ -334,6 +336,7 @@ async fn models_are_published_announced_and_downloaded_with_their_hash() {
                 sha256: sha.into(),
                 total_size: data.len() as u64,
                 data: c.to_vec(),
+                gate: None,
             })
             .collect()
     };
@@ -451,7 +454,7 @@ async fn tls_from_config_serves_https_to_a_client_that_trusts_the_certificate() 
 
 /// Publishes model bytes as the trainer.
 async fn publish(c: &mut Client, bytes: &[u8]) -> Result<u64, tonic::Status> {
-    zeroplay_worker::publish_model(c, "battlenumber", 1, bytes).await
+    zeroplay_worker::publish_model(c, "battlenumber", 1, bytes, None).await
 }
 
 /// A fresh network's model file; `declare` overrides the size written into its metadata.
@@ -539,4 +542,122 @@ async fn workers_hot_load_published_models_and_keep_theirs_when_one_is_bad() {
         "{with_net} of {} positions searched by the network",
         versions.len()
     );
+}
+
+async fn gate_status(c: &mut Client, v: u64) -> pb::GateStatusResponse {
+    c.gate_status(pb::GateStatusRequest { version: v }).await.unwrap().into_inner()
+}
+
+/// Waits until candidate `v` is decided.
+async fn decided(c: &mut Client, v: u64) -> pb::GateStatusResponse {
+    let t = std::time::Instant::now();
+    loop {
+        let st = gate_status(c, v).await;
+        if st.state != pb::GateState::Running as i32 {
+            return st;
+        }
+        assert!(t.elapsed() < Duration::from_secs(120), "gating of v{v} did not finish: {st:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best() {
+    use engine::gating::GateSettings;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.games.get_mut("battlenumber").unwrap().evaluator = "net".into();
+    let run = start(cfg.clone()).await;
+    let mut trainer = connect(run.addr, TRAINER);
+    assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1, "ungated: best at once");
+    // A candidate that promotes whatever it scores; published before any worker exists.
+    let easy = GateSettings { matches: 4, threshold: 0.0, sims: 8, ..GateSettings::default() };
+    let v2 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", 1, &model_file(None), Some(&easy))
+        .await
+        .unwrap();
+    assert_eq!(v2, 2);
+    let st = gate_status(&mut trainer, 2).await;
+    assert_eq!(
+        (st.state, st.opponent_version, st.matches, st.matches_max),
+        (pb::GateState::Running as i32, 1, 0, 4)
+    );
+    assert_eq!(status(&mut trainer).await.model_version, 1, "a candidate is not the best");
+    // Bad settings are refused, and so are reports that are not the worker's.
+    let bad = GateSettings { sims: 0, ..easy.clone() };
+    let e = zeroplay_worker::publish_model(&mut trainer, "battlenumber", 1, &model_file(None), Some(&bad))
+        .await
+        .unwrap_err();
+    assert!(e.code() == Code::InvalidArgument && e.message().contains("sims"), "{e:?}");
+    let e = trainer.gate_status(pb::GateStatusRequest { version: 99 }).await.unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    // The coordinator restarts: the run starts again from its first match.
+    run.shutdown().await;
+    let run = start(cfg).await;
+    let mut trainer = connect(run.addr, TRAINER);
+    let admin = connect(run.addr, ADMIN);
+    assert_eq!(gate_status(&mut trainer, 2).await.state, pb::GateState::Running as i32);
+    let mut w = connect(run.addr, WORKER);
+    let id = register(&mut w).await;
+    let e = w
+        .report_match(pb::ReportMatchRequest {
+            worker_id: id,
+            lease_id: 1 << 62,
+            candidate_points: 1.0,
+            plies: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    let mut watch = admin.clone().watch_models(pb::WatchModelsRequest {}).await.unwrap().into_inner();
+    assert_eq!(watch.next().await.unwrap().unwrap().version, 1);
+
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let worker = tokio::spawn(zeroplay_worker::run(
+        WorkerConfig {
+            coordinator: format!("http://{}", run.addr),
+            token: WORKER.into(),
+            slots: 2,
+            spool_dir: dir.path().join("spool"),
+            ..WorkerConfig::default()
+        },
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
+    let st = decided(&mut trainer, 2).await;
+    assert_eq!(st.state, pb::GateState::Promoted as i32, "{st:?}");
+    assert_eq!((st.matches, st.opponent_version), (4, 1));
+    assert!(st.reason.contains("over 4 matches"), "{st:?}");
+    let ann = tokio::time::timeout(Duration::from_secs(10), watch.next()).await.unwrap().unwrap().unwrap();
+    assert_eq!(ann.version, 2, "the promoted candidate is announced");
+    assert_eq!(status(&mut trainer).await.model_version, 2);
+
+    // A candidate that must win every one of 12 matches against an equally untrained network
+    // (about 1 in 4,000 by chance): refused, never announced, never used for self-play.
+    let hard = GateSettings { matches: 12, threshold: 1.0, sims: 8, seed: 11, ..GateSettings::default() };
+    let v3 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", 1, &model_file(None), Some(&hard))
+        .await
+        .unwrap();
+    let st = decided(&mut trainer, v3).await;
+    assert_eq!(st.state, pb::GateState::Rejected as i32, "{st:?}");
+    assert_eq!(st.opponent_version, 2, "it played the new best");
+    assert_eq!(status(&mut trainer).await.model_version, 2);
+    // Self-play goes on with v2 for a few more games.
+    let before = status(&mut trainer).await.games_stored;
+    let t = std::time::Instant::now();
+    while status(&mut trainer).await.games_stored < before + 2 {
+        assert!(t.elapsed() < Duration::from_secs(60), "self-play stalled");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let _ = stop_tx.send(());
+    let report = worker.await.unwrap().unwrap();
+    assert!(report.evaluation_matches >= 5, "{report:?}");
+    assert!(
+        tokio::time::timeout(Duration::from_millis(300), watch.next()).await.is_err(),
+        "nothing announced after v2"
+    );
+    run.shutdown().await;
+    let versions = stored_model_versions(dir.path());
+    assert!(versions.iter().all(|&v| v <= 2), "the rejected candidate was used for self-play");
+    assert!(versions.contains(&2), "self-play switched to the promoted candidate");
 }

@@ -26,6 +26,7 @@ pub mod battlenumber;
 pub mod eval;
 pub mod features;
 pub mod game;
+pub mod gating;
 pub mod mcts;
 pub mod perft;
 pub mod selfplay;

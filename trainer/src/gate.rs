@@ -1,13 +1,8 @@
 //! Gating: a candidate model plays the current best in side-swapped matches from shared
 //! random openings; it is promoted by a configurable rule, and every model gets an Elo.
 //!
-//! Rules ([`GateRule`]):
-//! - `threshold`: promote when the candidate scores at least `threshold` of the points over
-//!   `matches` matches.
-//! - `sprt`: Wald's sequential probability ratio test of H0 "candidate is `elo0` better" against
-//!   H1 "candidate is `elo1` better" on per-match points (a Bernoulli model with draws as
-//!   half points), stopping as soon as a bound is crossed or `matches` is reached (then the
-//!   threshold rule decides).
+//! The rules themselves ([`GateRule`], [`GateSettings::decide`]) live in `engine::gating`,
+//! shared with the coordinator, which schedules the same matches on the workers.
 //!
 //! The first candidate, with no best model yet, plays the user's AI (rollout evaluator) at
 //! the same simulation count: a network is promoted only once it searches better than the
@@ -16,120 +11,13 @@
 use std::sync::Arc;
 
 use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
-use engine::arena::{Elo, elo, play_match_from, random_opening};
+use engine::arena::{play_match_from, random_opening};
 use engine::eval::{Evaluator, Rollout};
 use engine::mcts::MctsConfig;
 use engine::{Features, Game, derive_seed, rng_from_seed};
 use model::{Model, NetEvaluator, UtilitySettings};
-use serde::{Deserialize, Serialize};
 
-/// The promotion rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GateRule {
-    /// At least `threshold` of the points over `matches` matches.
-    Threshold,
-    /// SPRT with `elo0`/`elo1`, `alpha`/`beta`; falls back to the threshold at `matches`.
-    Sprt,
-}
-
-/// Gating settings (the `[gate]` table of `configs/train.toml`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GateSettings {
-    /// The rule.
-    pub rule: GateRule,
-    /// Matches (two games each, seats swapped) at most.
-    pub matches: u32,
-    /// Points fraction needed to promote under `threshold` (and at the end of `sprt`).
-    pub threshold: f64,
-    /// SPRT null hypothesis, in Elo.
-    pub elo0: f64,
-    /// SPRT alternative, in Elo.
-    pub elo1: f64,
-    /// SPRT false-promotion rate.
-    pub alpha: f64,
-    /// SPRT false-rejection rate.
-    pub beta: f64,
-    /// MCTS simulations per turn for both sides.
-    pub sims: u64,
-    /// Random opening length in atomic actions (each match starts from its own opening).
-    pub opening_plies: u32,
-    /// Weight of the margin term in the network's utility.
-    pub margin_mix: f32,
-    /// Seed of the openings.
-    pub seed: u64,
-}
-
-impl Default for GateSettings {
-    fn default() -> Self {
-        GateSettings {
-            rule: GateRule::Threshold,
-            matches: 40,
-            threshold: 0.55,
-            elo0: 0.0,
-            elo1: 35.0,
-            alpha: 0.05,
-            beta: 0.05,
-            sims: 64,
-            opening_plies: 6,
-            margin_mix: 0.5,
-            seed: 7,
-        }
-    }
-}
-
-impl GateSettings {
-    /// Checks every field.
-    ///
-    /// # Errors
-    /// A description of the first bad field.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.matches == 0 {
-            return Err("gate.matches must be at least 1".into());
-        }
-        if !(0.0..=1.0).contains(&self.threshold) {
-            return Err("gate.threshold must be in [0, 1]".into());
-        }
-        if !(self.alpha > 0.0 && self.alpha < 0.5 && self.beta > 0.0 && self.beta < 0.5) {
-            return Err("gate.alpha and gate.beta must be in (0, 0.5)".into());
-        }
-        if self.elo1 <= self.elo0 {
-            return Err("gate.elo1 must be above gate.elo0".into());
-        }
-        if self.sims == 0 {
-            return Err("gate.sims must be at least 1".into());
-        }
-        Ok(())
-    }
-}
-
-/// The outcome of a gating run.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GateResult {
-    /// Matches played.
-    pub matches: u32,
-    /// The candidate's points (1 a match won, ½ drawn).
-    pub points: f64,
-    /// Elo of the candidate over its opponent, with a 95% interval.
-    pub elo: f64,
-    /// Lower end of the interval.
-    pub elo_lo: f64,
-    /// Upper end of the interval.
-    pub elo_hi: f64,
-    /// Promoted?
-    pub promoted: bool,
-    /// Why (which rule decided, and how).
-    pub reason: String,
-}
-
-/// Log-likelihood ratio of per-match points under H1 (`elo1`) over H0 (`elo0`), with the
-/// points read as Bernoulli outcomes (draws as halves).
-pub fn sprt_llr(points: &[f64], elo0: f64, elo1: f64) -> f64 {
-    let p = |e: f64| 1.0 / (1.0 + 10f64.powf(-e / 400.0));
-    let (p0, p1) = (p(elo0), p(elo1));
-    points.iter().map(|&x| x * (p1 / p0).ln() + (1.0 - x) * ((1.0 - p1) / (1.0 - p0)).ln()).sum()
-}
+pub use engine::gating::{GateResult, GateRule, GateSettings, sprt_llr};
 
 /// What a candidate plays against.
 pub enum Opponent {
@@ -189,9 +77,6 @@ pub fn gate_agents<G: Game>(
     progress: &mut dyn FnMut(u32, f64),
 ) -> GateResult {
     let mut points = Vec::new();
-    let (lower, upper) = ((s.beta / (1.0 - s.alpha)).ln(), ((1.0 - s.beta) / s.alpha).ln());
-    let mut reason = String::new();
-    let mut decided = None;
     for i in 0..s.matches {
         let seed = derive_seed(s.seed, u64::from(i));
         let start = random_opening(G::new_game(options), s.opening_plies, &mut rng_from_seed(seed));
@@ -200,33 +85,11 @@ pub fn gate_agents<G: Game>(
         let m = play_match_from(&start, a.as_mut(), b.as_mut(), seed);
         points.push(m.points_a);
         progress(i + 1, points.iter().sum());
-        if s.rule == GateRule::Sprt {
-            let llr = sprt_llr(&points, s.elo0, s.elo1);
-            if llr >= upper {
-                reason = format!("SPRT accepted H1 (+{} Elo) after {} matches, LLR {llr:.2}", s.elo1, i + 1);
-                decided = Some(true);
-                break;
-            }
-            if llr <= lower {
-                reason = format!("SPRT accepted H0 (+{} Elo) after {} matches, LLR {llr:.2}", s.elo0, i + 1);
-                decided = Some(false);
-                break;
-            }
+        if let Some((promoted, reason)) = s.decide(&points) {
+            return GateResult::new(&points, promoted, reason);
         }
     }
-    let total: f64 = points.iter().sum();
-    let n = points.len() as u32;
-    let frac = total / f64::from(n);
-    let promoted = decided.unwrap_or_else(|| {
-        reason = format!(
-            "{:.1}% of the points over {n} matches (needed {:.1}%)",
-            100.0 * frac,
-            100.0 * s.threshold
-        );
-        frac >= s.threshold
-    });
-    let Elo { diff, lo, hi, .. } = elo(&points);
-    GateResult { matches: n, points: total, elo: diff, elo_lo: lo, elo_hi: hi, promoted, reason }
+    unreachable!("the rule decides by `matches` matches")
 }
 
 #[cfg(test)]
@@ -260,12 +123,5 @@ mod tests {
         let s = GateSettings { elo1: 200.0, ..settings(GateRule::Sprt) };
         let r = gate_agents::<BattleNumber>(&strong_f, &weak_f, &Default::default(), &s, &mut |_, _| {});
         assert!(r.matches < 16, "{r:?}");
-    }
-
-    #[test]
-    fn sprt_llr_sign_follows_the_evidence() {
-        assert!(sprt_llr(&[1.0; 20], 0.0, 35.0) > 0.0);
-        assert!(sprt_llr(&[0.0; 20], 0.0, 35.0) < 0.0);
-        assert!(sprt_llr(&[0.5; 20], 0.0, 35.0) < 0.0, "even scores favour H0 = 0 Elo");
     }
 }

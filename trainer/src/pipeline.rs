@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
 use crate::data::Window;
-use crate::gate::{GateSettings, Opponent, gate};
+use crate::gate::{GateResult, GateSettings, Opponent, gate};
 use crate::train::{Losses, TrainSettings, Trainer};
 
 /// The trainer's configuration (`configs/train.toml`).
@@ -129,6 +129,92 @@ pub struct RatingEntry {
 /// Publishes a promoted model's bytes; returns the version the coordinator gave it.
 pub type Publish<'a> = dyn FnMut(&[u8]) -> Result<u64, String> + 'a;
 
+/// What a candidate was gated against.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpponentRef {
+    /// The user's AI (MCTS with the rollout evaluator).
+    Rollout,
+    /// This trainer's best model.
+    LocalBest,
+    /// The coordinator's best model, by version.
+    Version(u64),
+}
+
+/// A candidate's gating outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gated {
+    /// The result (promoted or not, with Elo over the opponent).
+    pub result: GateResult,
+    /// Its opponent.
+    pub opponent: OpponentRef,
+    /// The version the coordinator gave the candidate (0: not published).
+    pub version: u64,
+}
+
+/// A candidate to gate.
+pub struct Candidate<'a> {
+    /// The model file.
+    pub bytes: &'a [u8],
+    /// The loaded model.
+    pub model: &'a Arc<Model>,
+    /// This trainer's best model, if any.
+    pub best: Option<&'a Arc<Model>>,
+    /// The settings (`[gate]`).
+    pub settings: &'a GateSettings,
+    /// False: promote without matches (`gating = false`).
+    pub gating: bool,
+}
+
+/// Decides promotion and publishes: in the trainer's own process ([`LocalGate`]), or by
+/// the coordinator on its workers (`zeroplay local`, `zeroplay train --coordinator`).
+pub trait Gatekeeper {
+    /// Gates `c`; `progress` gets (matches played, most matches, candidate points).
+    ///
+    /// # Errors
+    /// A description when the candidate could not be gated at all (the round is then
+    /// recorded as not promoted).
+    fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String>;
+}
+
+/// Gating in the trainer's process: matches played here, then a promoted model published.
+pub struct LocalGate<'a, G: Features> {
+    /// Game options for the openings.
+    pub options: G::Options,
+    /// Publishes a promoted model (returns its version, 0 if not published anywhere).
+    pub publish: &'a mut Publish<'a>,
+}
+
+impl<G: Features> Gatekeeper for LocalGate<'_, G> {
+    fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
+        let (opponent, oref) = match c.best {
+            Some(m) => (Opponent::Model(m.clone()), OpponentRef::LocalBest),
+            None => (Opponent::Rollout, OpponentRef::Rollout),
+        };
+        let result = if c.gating {
+            let max = c.settings.matches;
+            gate::<G>(c.model, &opponent, &self.options, c.settings, &mut |n, p| progress(n, max, p))
+        } else {
+            GateResult {
+                matches: 0,
+                points: 0.0,
+                elo: 0.0,
+                elo_lo: 0.0,
+                elo_hi: 0.0,
+                promoted: true,
+                reason: "gating off".into(),
+            }
+        };
+        let mut version = 0;
+        if result.promoted {
+            match (self.publish)(c.bytes) {
+                Ok(v) => version = v,
+                Err(e) => warn!(error = %e, "publishing the promoted model failed; it stays best locally"),
+            }
+        }
+        Ok(Gated { result, opponent: oref, version })
+    }
+}
+
 /// Writes `bytes` to `path` durably (temporary name, fsync, rename).
 ///
 /// # Errors
@@ -167,9 +253,8 @@ pub fn load_history(run_dir: &Path) -> Vec<RatingEntry> {
 /// Bad configuration, or an unwritable run directory. Bad data files are skipped, not errors.
 pub fn run<G: Features>(
     cfg: &PipelineConfig,
-    options: &G::Options,
     device: &Device,
-    publish: &mut Publish<'_>,
+    gatekeeper: &mut dyn Gatekeeper,
     stop: &AtomicBool,
 ) -> Result<Vec<RatingEntry>, String> {
     cfg.validate()?;
@@ -253,35 +338,45 @@ pub fn run<G: Features>(
             warn!(error = %e, "checkpoint failed");
         }
         let candidate = Arc::new(model::load::<G>(&bytes, device).map_err(|e| e.to_string())?);
-        let (opponent, opp_name, opp_elo) = match &best {
-            Some((m, elo, r, _)) => (Opponent::Model(m.clone()), format!("best@round {r}"), *elo),
-            None => (Opponent::Rollout, "rollout".to_string(), 0.0),
+        let pb = bar(u64::from(cfg.gate.matches), "gate");
+        let cand = Candidate {
+            bytes: &bytes,
+            model: &candidate,
+            best: best.as_ref().map(|b| &b.0),
+            settings: &cfg.gate,
+            gating: cfg.gating,
         };
-        let result = if cfg.gating {
-            let pb = bar(u64::from(cfg.gate.matches), "gate");
-            let r = gate::<G>(&candidate, &opponent, options, &cfg.gate, &mut |n, pts| {
-                pb.set_position(u64::from(n));
-                pb.set_prefix(format!("candidate {:.1}/{n} points vs {opp_name}", pts));
-            });
-            pb.finish_and_clear();
-            r
-        } else {
-            crate::gate::GateResult {
+        let gated = gatekeeper.gate(&cand, &mut |n, max, pts| {
+            pb.set_length(u64::from(max));
+            pb.set_position(u64::from(n));
+            pb.set_prefix(format!("candidate {pts:.1}/{n} points"));
+        });
+        pb.finish_and_clear();
+        let Gated { result, opponent, version } = gated.unwrap_or_else(|e| {
+            warn!(round, error = %e, "gating failed; the candidate is not promoted");
+            let result = GateResult {
                 matches: 0,
                 points: 0.0,
                 elo: 0.0,
                 elo_lo: 0.0,
                 elo_hi: 0.0,
-                promoted: true,
-                reason: "gating off".into(),
+                promoted: false,
+                reason: format!("gating failed: {e}"),
+            };
+            Gated { result, opponent: OpponentRef::Rollout, version: 0 }
+        });
+        let (opp_name, opp_elo) = match opponent {
+            OpponentRef::Rollout => ("rollout".to_string(), 0.0),
+            OpponentRef::LocalBest => {
+                let (elo, r) = best.as_ref().map_or((0.0, 0), |b| (b.1, b.2));
+                (format!("best@round {r}"), elo)
+            }
+            OpponentRef::Version(v) => {
+                let elo = history.iter().rev().find(|e| e.version == v && e.promoted).map_or(0.0, |e| e.elo);
+                (format!("v{v}"), elo)
             }
         };
-        let mut version = 0;
         if result.promoted {
-            match publish(&bytes) {
-                Ok(v) => version = v,
-                Err(e) => warn!(error = %e, "publishing the promoted model failed; it stays best locally"),
-            }
             write_atomic(&best_path, &bytes)?;
         }
         let entry = RatingEntry {

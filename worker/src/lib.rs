@@ -10,7 +10,7 @@
 //! abandons the games in progress, hands their leases back, and tries once more to submit
 //! what is spooled.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -18,9 +18,13 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use engine::Features;
+use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
+use engine::arena::play_match_from;
 use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Rollout, Uniform};
 use engine::game::Game;
+use engine::gating::GateSettings;
+use engine::mcts::MctsConfig;
 use engine::selfplay::{SelfPlayGame, SelfPlaySettings, play_game_until};
 use model::{Batcher, ModelSlot, NetEvaluator, UtilitySettings};
 use prost::Message;
@@ -110,6 +114,8 @@ pub struct WorkerReport {
     pub play_seconds: f64,
     /// Process CPU seconds (Linux; 0 elsewhere).
     pub cpu_seconds: f64,
+    /// Gating matches played and reported.
+    pub evaluation_matches: u64,
 }
 
 /// Adds the bearer token to every call.
@@ -162,6 +168,9 @@ struct State {
     /// The current network (hot-swapped by the model watcher).
     models: Arc<ModelSlot>,
     batcher: Batcher,
+    /// Models fetched by version for evaluation matches (the few most recent).
+    evaluation_models: Mutex<HashMap<u64, model::Model>>,
+    evaluation_matches: AtomicU64,
 }
 
 impl State {
@@ -279,8 +288,9 @@ fn play_as<G: Features>(
 }
 
 /// Publishes a model file (trainer or admin token), streamed in 128 KiB chunks (under any
-/// sane message limit). Returns the
-/// version the coordinator gave it.
+/// sane message limit). With `gate`, it is a candidate the coordinator gates on the workers
+/// (follow it with `GateStatus`); without, it becomes the best at once. Returns the version
+/// the coordinator gave it.
 ///
 /// # Errors
 /// The coordinator's refusal (bad file, wrong role) or a transport failure.
@@ -289,8 +299,10 @@ pub async fn publish_model(
     game_kind: &str,
     feature_version: u32,
     bytes: &[u8],
+    gate: Option<&GateSettings>,
 ) -> Result<u64, Status> {
     let sha256 = model::sha256_hex(bytes);
+    let gate = gate.map(gate_settings_to_proto);
     let chunks: Vec<pb::PublishModelChunk> = bytes
         .chunks(128 << 10)
         .map(|c| pb::PublishModelChunk {
@@ -299,37 +311,179 @@ pub async fn publish_model(
             sha256: sha256.clone(),
             total_size: bytes.len() as u64,
             data: c.to_vec(),
+            gate: gate.clone(),
         })
         .collect();
     let r = client.publish_model(tokio_stream::iter(chunks)).await?;
     Ok(r.into_inner().version)
 }
 
-/// Downloads model `ann.version` and checks its size and SHA-256.
+/// Downloads model `ann.version` and checks its size and SHA-256 against the announcement.
 async fn download_model(client: &mut Client, ann: &pb::ModelAnnouncement) -> Result<Vec<u8>, String> {
+    download_version(client, ann.version, Some((ann.size_bytes, ann.sha256.as_str()))).await
+}
+
+/// Downloads model `version`; checks size and SHA-256 against `expect`, or (without an
+/// announcement) against what the chunks declare.
+async fn download_version(
+    client: &mut Client,
+    version: u64,
+    expect: Option<(u64, &str)>,
+) -> Result<Vec<u8>, String> {
     let mut stream = client
-        .download_model(pb::DownloadModelRequest { version: ann.version })
+        .download_model(pb::DownloadModelRequest { version })
         .await
         .map_err(|s| s.message().to_string())?
         .into_inner();
-    let mut bytes = Vec::with_capacity(ann.size_bytes.min(model::file::MAX_MODEL_BYTES as u64) as usize);
+    let mut bytes = Vec::new();
+    let mut declared: Option<(u64, String)> = expect.map(|(n, sha)| (n, sha.to_string()));
     while let Some(chunk) = stream.message().await.map_err(|s| s.message().to_string())? {
         if chunk.offset != bytes.len() as u64 {
             return Err(format!("chunk at offset {} after {} bytes", chunk.offset, bytes.len()));
+        }
+        let (size, _) = declared.get_or_insert_with(|| (chunk.total_size, chunk.sha256.clone()));
+        if bytes.is_empty() {
+            bytes.reserve((*size).min(model::file::MAX_MODEL_BYTES as u64) as usize);
         }
         bytes.extend_from_slice(&chunk.data);
         if bytes.len() > model::file::MAX_MODEL_BYTES {
             return Err("model larger than the limit".into());
         }
     }
-    if bytes.len() as u64 != ann.size_bytes {
-        return Err(format!("got {} bytes, announced {}", bytes.len(), ann.size_bytes));
+    let (size, want) = declared.ok_or("empty download")?;
+    if bytes.len() as u64 != size {
+        return Err(format!("got {} bytes, announced {size}", bytes.len()));
     }
     let sha = model::sha256_hex(&bytes);
-    if sha != ann.sha256 {
-        return Err(format!("SHA-256 {sha} does not match the announced {}", ann.sha256));
+    if sha != want {
+        return Err(format!("SHA-256 {sha} does not match the announced {want}"));
     }
     Ok(bytes)
+}
+
+/// Model `version` for an evaluation match: from the cache, or downloaded, checked and loaded
+/// (this blocks the calling slot thread, never a runtime thread).
+fn evaluation_model(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    kind: &str,
+    version: u64,
+) -> Result<model::Model, String> {
+    if let Some(m) = state.evaluation_models.lock().expect("not poisoned").get(&version) {
+        return Ok(m.clone());
+    }
+    let bytes = rt.block_on(download_version(&mut client.clone(), version, None))?;
+    let m = load_model(kind, &bytes).map_err(|e| format!("model {version}: {e}"))?;
+    let mut cache = state.evaluation_models.lock().expect("not poisoned");
+    if cache.len() >= 4 {
+        // Gating plays the newest models; the oldest cached one is least likely needed.
+        let oldest = *cache.keys().min().expect("not empty");
+        cache.remove(&oldest);
+    }
+    cache.insert(version, m.clone());
+    Ok(m)
+}
+
+/// Plays a gating match (a lease with `evaluation` set); returns the candidate's points and
+/// the atomic actions played.
+fn play_evaluation(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    lease: &pb::Lease,
+    ev: &pb::EvaluationMatch,
+) -> Result<(f64, u32), String> {
+    match lease.game_kind.as_str() {
+        k if k == BattleNumber::NAME => evaluation_as::<BattleNumber>(state, rt, client, lease, ev),
+        other => Err(format!("this worker does not play {other:?}")),
+    }
+}
+
+fn evaluation_as<G: Features>(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    lease: &pb::Lease,
+    ev: &pb::EvaluationMatch,
+) -> Result<(f64, u32), String> {
+    let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    if start.outcome().is_some() {
+        return Err(format!("lease {}: the start position is finished", lease.lease_id));
+    }
+    if ev.sims == 0 || ev.sims > engine::gating::MAX_SIMS || !(0.0..=1.0).contains(&ev.margin_mix) {
+        return Err(format!("lease {}: bad evaluation settings {ev:?}", lease.lease_id));
+    }
+    let utility = UtilitySettings { margin_mix: ev.margin_mix, score_scale: 3.0 };
+    let evaluator = |version: u64| -> Result<Arc<dyn Evaluator<G>>, String> {
+        Ok(if version == 0 {
+            Arc::new(Rollout::default())
+        } else {
+            let m = evaluation_model(state, rt, client, G::NAME, version)?;
+            Arc::new(NetEvaluator::<G>::fixed(m, utility))
+        })
+    };
+    let agent = |eval: Arc<dyn Evaluator<G>>, name: &str| {
+        // The trainer's own gating uses the same agent (trainer::gate).
+        let spec = MctsSpec {
+            sims: Some(ev.sims),
+            time: None,
+            eval: EvalSpec::Uniform,
+            config: MctsConfig { batch_size: 8, ..MctsConfig::default() },
+        };
+        MctsAgent::new(spec, eval, name.into())
+    };
+    let mut a = agent(evaluator(ev.candidate_version)?, "candidate");
+    let mut b = agent(evaluator(ev.opponent_version)?, "opponent");
+    let m = play_match_from(&start, &mut a as &mut dyn Agent<G>, &mut b, lease.seed);
+    Ok((m.points_a, m.games.iter().map(|g| g.actions.len() as u32).sum()))
+}
+
+/// Reports a played match, retrying a few times; a report that cannot get through is
+/// dropped (the lease expires and the match is played again elsewhere).
+async fn report_match(client: &mut Client, state: &State, lease_id: u64, points: f64, plies: u32) {
+    for attempt in 0..5 {
+        let req = pb::ReportMatchRequest {
+            worker_id: state.id(),
+            lease_id,
+            candidate_points: points as f32,
+            plies,
+        };
+        match client.report_match(req).await {
+            Ok(r) => {
+                if r.into_inner().counted {
+                    state.evaluation_matches.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
+            }
+            Err(s) if matches!(s.code(), Code::NotFound | Code::InvalidArgument | Code::PermissionDenied) => {
+                debug!(lease = lease_id, error = %s.message(), "match report refused");
+                return;
+            }
+            Err(s) => {
+                debug!(lease = lease_id, error = %s.message(), "match report failed; retrying");
+                tokio::time::sleep(backoff(&state.cfg, attempt)).await;
+            }
+        }
+    }
+    warn!(lease = lease_id, "could not report a gating match; it will be played again");
+}
+
+/// Gate settings for the wire (sent with a candidate by [`publish_model`]).
+pub fn gate_settings_to_proto(s: &GateSettings) -> pb::GateSettings {
+    pb::GateSettings {
+        rule: s.rule.name().into(),
+        matches: s.matches,
+        threshold: s.threshold,
+        elo0: s.elo0,
+        elo1: s.elo1,
+        alpha: s.alpha,
+        beta: s.beta,
+        sims: s.sims,
+        opening_plies: s.opening_plies,
+        margin_mix: s.margin_mix,
+        seed: s.seed,
+    }
 }
 
 /// Checks and loads model bytes for `kind` (on a blocking thread: this runs burn).
@@ -547,7 +701,10 @@ pub async fn run(
         play_nanos: AtomicU64::new(0),
         models: Arc::new(ModelSlot::new()),
         batcher: Batcher::start(cfg.inference_batch.max(1), Duration::from_micros(cfg.inference_wait_us)),
+        evaluation_models: Mutex::new(HashMap::new()),
+        evaluation_matches: AtomicU64::new(0),
     });
+    let rt = tokio::runtime::Handle::current();
     tokio::pin!(shutdown);
     let reg = tokio::select! {
         r = register(&mut client, &cfg, slots, &state.stop) => r?,
@@ -583,6 +740,7 @@ pub async fn run(
     let mut threads = Vec::new();
     for slot in 0..slots {
         let (state, lease_rx, done_tx) = (state.clone(), lease_rx.clone(), done_tx.clone());
+        let (rt, eval_client) = (rt.clone(), client.clone());
         threads.push(
             std::thread::Builder::new()
                 .name(format!("selfplay-{slot}"))
@@ -591,6 +749,21 @@ pub async fn run(
                     let Some(lease) = lease else { return };
                     if state.stop.load(Ordering::Relaxed) {
                         state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                        continue;
+                    }
+                    if let Some(ev) = &lease.evaluation {
+                        // A gating match: played whole (there is no game to spool), then reported.
+                        match play_evaluation(&state, &rt, &eval_client, &lease, ev) {
+                            Ok((points, plies)) => {
+                                rt.block_on(report_match(&mut eval_client.clone(), &state, lease.lease_id, points, plies));
+                                state.active.lock().expect("not poisoned").remove(&lease.lease_id);
+                            }
+                            Err(e) => {
+                                error!(lease = lease.lease_id, error = %e, "cannot play evaluation match; handing it back");
+                                state.active.lock().expect("not poisoned").remove(&lease.lease_id);
+                                state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                            }
+                        }
                         continue;
                     }
                     let (t, cpu) = (Instant::now(), thread_cpu_ns());
@@ -766,6 +939,7 @@ pub async fn run(
         games_spooled: spooled(&cfg.spool_dir)?.len() as u64,
         play_seconds: state.play_nanos.load(Ordering::Relaxed) as f64 / 1e9,
         cpu_seconds: process_cpu_seconds(),
+        evaluation_matches: state.evaluation_matches.load(Ordering::Relaxed),
     };
     info!(?report, "worker stopped");
     Ok(report)

@@ -1,0 +1,397 @@
+//! Gating runs scheduled on the workers.
+//!
+//! A candidate published with gate settings gets a [`GateRun`]: its matches (each one opening,
+//! two games with the seats swapped) are handed out as evaluation leases before any self-play
+//! position, the workers report each match's points, and the run decides by the shared rule
+//! ([`engine::gating::GateSettings::decide`]). Match `i` starts from the same seeded random
+//! opening as the trainer's own gating would use, so both give the same matches.
+//!
+//! Evaluation leases live only in memory, with ids from [`EVAL_LEASE_BASE`] up so they never
+//! meet self-play lease ids. A run interrupted by a coordinator restart starts again from its
+//! first match (its candidate is stored with the state `Gating`).
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use engine::gating::{GateResult, GateSettings};
+use zeroplay_proto::v1 as pb;
+
+use crate::games::{self, GameKind, GameOptions};
+
+/// First evaluation lease id (self-play lease ids count up from 1 and never get here).
+pub const EVAL_LEASE_BASE: u64 = 1 << 62;
+
+/// Is `id` an evaluation lease id?
+pub fn is_eval_lease(id: u64) -> bool {
+    id >= EVAL_LEASE_BASE
+}
+
+struct Out {
+    run: u64,
+    index: u32,
+    worker: String,
+    expires: Instant,
+}
+
+/// One candidate's gating.
+pub struct GateRun {
+    /// The candidate's version.
+    pub candidate: u64,
+    /// Its opponent's version (0: the rollout AI).
+    pub opponent: u64,
+    /// The game.
+    pub kind: GameKind,
+    /// The rule and match settings.
+    pub settings: GateSettings,
+    next: u32,
+    requeue: VecDeque<u32>,
+    points: BTreeMap<u32, f64>,
+    /// The result, once decided.
+    pub result: Option<GateResult>,
+}
+
+impl GateRun {
+    /// Matches reported so far.
+    pub fn reported(&self) -> u32 {
+        self.points.len() as u32
+    }
+
+    /// The candidate's points so far.
+    pub fn points(&self) -> f64 {
+        self.points.values().sum()
+    }
+
+    /// The status message for `GateStatus`.
+    pub fn status(&self) -> pb::GateStatusResponse {
+        let pts: Vec<f64> = self.points.values().copied().collect();
+        let (state, r) = match &self.result {
+            Some(r) if r.promoted => (pb::GateState::Promoted, r.clone()),
+            Some(r) => (pb::GateState::Rejected, r.clone()),
+            None if pts.is_empty() => (
+                pb::GateState::Running,
+                GateResult {
+                    matches: 0,
+                    points: 0.0,
+                    elo: 0.0,
+                    elo_lo: 0.0,
+                    elo_hi: 0.0,
+                    promoted: false,
+                    reason: String::new(),
+                },
+            ),
+            None => (
+                pb::GateState::Running,
+                GateResult { reason: String::new(), ..GateResult::new(&pts, false, String::new()) },
+            ),
+        };
+        pb::GateStatusResponse {
+            state: state as i32,
+            opponent_version: self.opponent,
+            matches: r.matches,
+            matches_max: self.settings.matches,
+            points: r.points,
+            elo: r.elo,
+            elo_lo: r.elo_lo,
+            elo_hi: r.elo_hi,
+            reason: r.reason,
+        }
+    }
+}
+
+/// What a reported match did.
+#[derive(Debug, PartialEq)]
+pub enum Reported {
+    /// Counted; the run goes on.
+    Counted,
+    /// Counted, and it decided the run.
+    Decided(u64, GateResult),
+    /// The run had decided already, or the match was reported before.
+    Ignored,
+}
+
+/// Every gating run of this coordinator process.
+pub struct Gating {
+    runs: BTreeMap<u64, GateRun>,
+    out: HashMap<u64, Out>,
+    next_id: u64,
+    ttl: Duration,
+    options: GameOptions,
+}
+
+impl Gating {
+    /// No runs; leases expire after `ttl` without a heartbeat.
+    pub fn new(ttl: Duration, options: GameOptions) -> Gating {
+        Gating { runs: BTreeMap::new(), out: HashMap::new(), next_id: EVAL_LEASE_BASE, ttl, options }
+    }
+
+    /// Starts gating `candidate` against `opponent` (0: the rollout AI).
+    pub fn start(&mut self, candidate: u64, opponent: u64, kind: GameKind, settings: GateSettings) {
+        self.runs.insert(
+            candidate,
+            GateRun {
+                candidate,
+                opponent,
+                kind,
+                settings,
+                next: 0,
+                requeue: VecDeque::new(),
+                points: BTreeMap::new(),
+                result: None,
+            },
+        );
+    }
+
+    /// The run of `candidate`, if it was gated by this process.
+    pub fn run(&self, candidate: u64) -> Option<&GateRun> {
+        self.runs.get(&candidate)
+    }
+
+    /// Evaluation leases out now.
+    pub fn active(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Up to `n` evaluation leases for `worker`, oldest run first: matches handed back or
+    /// expired first, then new ones, never more than a run can still need.
+    pub fn grant(&mut self, worker: &str, n: usize, now: Instant, ttl_ms: u64) -> Vec<pb::Lease> {
+        let mut leases = Vec::new();
+        for run in self.runs.values_mut().filter(|r| r.result.is_none()) {
+            while leases.len() < n {
+                let index = match run.requeue.pop_front() {
+                    Some(i) => i,
+                    None if run.next < run.settings.matches => {
+                        run.next += 1;
+                        run.next - 1
+                    }
+                    None => break,
+                };
+                let id = self.next_id;
+                self.next_id += 1;
+                let seed = engine::derive_seed(run.settings.seed, u64::from(index));
+                let start = games::random_opening(run.kind, &self.options, run.settings.opening_plies, seed);
+                self.out.insert(
+                    id,
+                    Out { run: run.candidate, index, worker: worker.to_string(), expires: now + self.ttl },
+                );
+                leases.push(pb::Lease {
+                    lease_id: id,
+                    game_kind: run.kind.name().into(),
+                    start_state: start,
+                    seed,
+                    settings: None,
+                    model_version: run.candidate,
+                    ttl_ms,
+                    source: pb::PositionSource::RandomOpening as i32,
+                    evaluation: Some(pb::EvaluationMatch {
+                        candidate_version: run.candidate,
+                        opponent_version: run.opponent,
+                        sims: run.settings.sims,
+                        margin_mix: run.settings.margin_mix,
+                        match_index: index,
+                    }),
+                });
+            }
+        }
+        leases
+    }
+
+    /// Renews `worker`'s evaluation leases among `ids`; returns those it does not hold.
+    pub fn renew(&mut self, worker: &str, ids: &[u64], now: Instant) -> Vec<u64> {
+        let mut unknown = Vec::new();
+        for id in ids {
+            match self.out.get_mut(id) {
+                Some(o) if o.worker == worker => o.expires = now + self.ttl,
+                _ => unknown.push(*id),
+            }
+        }
+        unknown
+    }
+
+    fn requeue(&mut self, id: u64) {
+        if let Some(o) = self.out.remove(&id)
+            && let Some(run) = self.runs.get_mut(&o.run)
+            && !run.points.contains_key(&o.index)
+        {
+            run.requeue.push_back(o.index);
+        }
+    }
+
+    /// Hands `worker`'s leases among `ids` back; returns how many were its.
+    pub fn release(&mut self, worker: &str, ids: &[u64]) -> usize {
+        let mine: Vec<u64> =
+            ids.iter().copied().filter(|id| self.out.get(id).is_some_and(|o| o.worker == worker)).collect();
+        mine.iter().for_each(|&id| self.requeue(id));
+        mine.len()
+    }
+
+    /// Requeues expired leases; returns how many.
+    pub fn sweep(&mut self, now: Instant) -> usize {
+        let expired: Vec<u64> =
+            self.out.iter().filter(|(_, o)| o.expires <= now).map(|(id, _)| *id).collect();
+        expired.iter().for_each(|&id| self.requeue(id));
+        expired.len()
+    }
+
+    /// Records a match `worker` played under lease `id`.
+    ///
+    /// # Errors
+    /// A description if the lease is unknown or not `worker`'s, or the points are not 0, ½ or 1.
+    pub fn report(&mut self, worker: &str, id: u64, points: f64) -> Result<Reported, String> {
+        if ![0.0, 0.5, 1.0].contains(&points) {
+            return Err(format!("candidate_points {points}: must be 0, 0.5 or 1"));
+        }
+        let o = match self.out.get(&id) {
+            Some(o) if o.worker == worker => self.out.remove(&id).expect("present"),
+            Some(_) => return Err(format!("evaluation lease {id} is another worker's")),
+            None => return Err(format!("unknown evaluation lease {id} (expired, or from before a restart)")),
+        };
+        let Some(run) = self.runs.get_mut(&o.run) else { return Ok(Reported::Ignored) };
+        if run.result.is_some() || run.points.contains_key(&o.index) {
+            return Ok(Reported::Ignored);
+        }
+        run.points.insert(o.index, points);
+        let pts: Vec<f64> = run.points.values().copied().collect();
+        match run.settings.decide(&pts) {
+            Some((promoted, reason)) => {
+                let r = GateResult::new(&pts, promoted, reason);
+                run.result = Some(r.clone());
+                run.requeue.clear();
+                // Matches still out are no longer needed: forget them (their reports are ignored
+                // and the workers' heartbeats learn they are gone).
+                let candidate = run.candidate;
+                self.out.retain(|_, o| o.run != candidate);
+                Ok(Reported::Decided(candidate, r))
+            }
+            None => Ok(Reported::Counted),
+        }
+    }
+}
+
+/// Gate settings from the wire, checked.
+///
+/// # Errors
+/// A description of the first bad field.
+pub fn settings_from_proto(p: &pb::GateSettings) -> Result<GateSettings, String> {
+    let rule = engine::gating::GateRule::from_name(&p.rule)
+        .ok_or_else(|| format!("gate rule {:?}: expected \"threshold\" or \"sprt\"", p.rule))?;
+    let s = GateSettings {
+        rule,
+        matches: p.matches,
+        threshold: p.threshold,
+        elo0: p.elo0,
+        elo1: p.elo1,
+        alpha: p.alpha,
+        beta: p.beta,
+        sims: p.sims,
+        opening_plies: p.opening_plies,
+        margin_mix: p.margin_mix,
+        seed: p.seed,
+    };
+    s.validate()?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gating(matches: u32) -> Gating {
+        let mut g = Gating::new(Duration::from_millis(100), GameOptions::default());
+        let s = GateSettings { matches, ..GateSettings::default() };
+        g.start(5, 3, GameKind::BattleNumber, s);
+        g
+    }
+
+    #[test]
+    fn settings_round_trip_and_bad_ones_are_refused() {
+        let s = GateSettings { rule: engine::gating::GateRule::Sprt, matches: 9, ..GateSettings::default() };
+        assert_eq!(settings_from_proto(&zeroplay_worker::gate_settings_to_proto(&s)), Ok(s.clone()));
+        let mut p = zeroplay_worker::gate_settings_to_proto(&s);
+        p.rule = "vote".into();
+        assert!(settings_from_proto(&p).unwrap_err().contains("vote"));
+        let p = pb::GateSettings { matches: 0, ..zeroplay_worker::gate_settings_to_proto(&s) };
+        assert!(settings_from_proto(&p).is_err());
+    }
+
+    #[test]
+    fn hands_out_each_match_once_and_decides_at_the_end() {
+        let mut g = gating(4);
+        let now = Instant::now();
+        let a = g.grant("w1", 3, now, 100);
+        let b = g.grant("w2", 3, now, 100);
+        assert_eq!((a.len(), b.len()), (3, 1), "never more than the run needs");
+        assert!(g.grant("w3", 3, now, 100).is_empty());
+        let idx: Vec<u32> = a.iter().chain(&b).map(|l| l.evaluation.as_ref().unwrap().match_index).collect();
+        assert_eq!(idx, [0, 1, 2, 3]);
+        assert!(a.iter().chain(&b).all(|l| is_eval_lease(l.lease_id)));
+        // Same opening for the same match index as the trainer's own gating would use.
+        let s = GateSettings::default();
+        let want = games::random_opening(
+            GameKind::BattleNumber,
+            &GameOptions::default(),
+            s.opening_plies,
+            engine::derive_seed(s.seed, 1),
+        );
+        assert_eq!(a[1].start_state, want);
+
+        assert!(g.report("w2", a[0].lease_id, 1.0).is_err(), "not w2's lease");
+        assert!(g.report("w1", a[0].lease_id, 0.3).is_err(), "bad points");
+        assert_eq!(g.report("w1", a[0].lease_id, 1.0), Ok(Reported::Counted));
+        assert!(g.report("w1", a[0].lease_id, 1.0).is_err(), "reported twice");
+        assert_eq!(g.report("w1", a[1].lease_id, 1.0), Ok(Reported::Counted));
+        assert_eq!(g.report("w1", a[2].lease_id, 0.5), Ok(Reported::Counted));
+        let Ok(Reported::Decided(5, r)) = g.report("w2", b[0].lease_id, 0.0) else { panic!() };
+        assert!(r.promoted, "2.5 of 4 = 62.5% ≥ 55%: {r:?}");
+        assert_eq!((r.matches, r.points), (4, 2.5));
+        let st = g.run(5).unwrap().status();
+        assert_eq!(st.state, pb::GateState::Promoted as i32);
+        assert_eq!(st.opponent_version, 3);
+    }
+
+    #[test]
+    fn released_and_expired_matches_go_out_again_and_late_reports_are_refused() {
+        let mut g = gating(2);
+        let t0 = Instant::now();
+        let a = g.grant("w1", 2, t0, 100);
+        assert_eq!(g.release("w1", &[a[0].lease_id, 12345]), 1);
+        let b = g.grant("w2", 5, t0, 100);
+        assert_eq!(b.len(), 1);
+        assert_eq!(b[0].evaluation.as_ref().unwrap().match_index, 0, "the released match");
+        assert!(g.renew("w1", &[a[1].lease_id, a[0].lease_id], t0).contains(&a[0].lease_id));
+        assert_eq!(g.sweep(t0 + Duration::from_millis(150)), 2);
+        assert!(g.report("w1", a[1].lease_id, 1.0).is_err(), "expired");
+        let c = g.grant("w3", 5, t0, 100);
+        let mut idx: Vec<u32> = c.iter().map(|l| l.evaluation.as_ref().unwrap().match_index).collect();
+        idx.sort_unstable();
+        assert_eq!(idx, [0, 1]);
+    }
+
+    #[test]
+    fn a_decided_run_forgets_its_outstanding_matches() {
+        let mut g = Gating::new(Duration::from_secs(10), GameOptions::default());
+        let s = GateSettings {
+            rule: engine::gating::GateRule::Sprt,
+            matches: 50,
+            elo1: 400.0,
+            ..GateSettings::default()
+        };
+        g.start(2, 0, GameKind::BattleNumber, s);
+        let now = Instant::now();
+        let leases = g.grant("w", 50, now, 100);
+        let mut decided = None;
+        for l in &leases {
+            match g.report("w", l.lease_id, 0.0) {
+                Ok(Reported::Decided(_, r)) => {
+                    decided = Some(r);
+                    break;
+                }
+                Ok(Reported::Counted) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        let r = decided.expect("SPRT refuses a run of losses early");
+        assert!(!r.promoted && r.matches < 50, "{r:?}");
+        assert_eq!(g.active(), 0);
+        assert!(g.grant("w", 5, now, 100).is_empty());
+    }
+}
