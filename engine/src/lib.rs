@@ -30,6 +30,7 @@ pub mod gating;
 pub mod mcts;
 pub mod perft;
 pub mod selfplay;
+pub mod trigolden;
 
 pub use eval::{Evaluator, Leaf};
 pub use features::Features;

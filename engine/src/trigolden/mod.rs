@@ -1,0 +1,798 @@
+//! TriGolden (頂鑫棋, "Brace the TriGolden"), the rules of `../shared/rules/trigolden.md`.
+//!
+//! Exact geometry in Z[ω] ([`zomega`]); the piece set as data ([`shapes`]). A turn is one or
+//! two atomic actions, each placing one piece: [`Action::Open`] for the first player's opening
+//! piece (at its canonical place: the shape's first vertex at the origin, unrotated), and
+//! [`Action::Place`] for a piece glued to an opponent piece's edge (target piece and edge, shape,
+//! mirror, own edge). Legal first actions of a two-piece turn are exactly those that some
+//! second action completes to a legal turn (rules 5 and 6, in either order).
+//!
+//! This module decides everything by brute force over the pieces on the board, which is what
+//! the incremental tracker of rules §7 will be checked against.
+//!
+//! Scores are each player's own points (`Outcome::scores`, not zero-sum); arbitration (a
+//! player who starts a turn without a co-live pair, or on the last turn without any legal
+//! placement) is a decisive win for that player.
+
+pub mod render;
+pub mod shapes;
+pub mod zomega;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::{ActionParseError, Actor, DecodeError, Game, Outcome, Seat};
+use shapes::{Len, ShapeTable};
+use zomega::{Z, interiors_overlap, on_open_segment, segments_touch};
+
+/// Who scores a bracing structure **[decision]**.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScoringMode {
+    /// The owner of the bracing piece (頂棋).
+    #[default]
+    Bracer,
+    /// The owner of the TriGolden piece (鑫棋).
+    Trigolden,
+    /// Only when both pieces have the same owner, to that owner.
+    SameOwner,
+}
+
+impl ScoringMode {
+    fn code(self) -> u8 {
+        match self {
+            ScoringMode::Bracer => 0,
+            ScoringMode::Trigolden => 1,
+            ScoringMode::SameOwner => 2,
+        }
+    }
+
+    fn from_code(c: u8) -> Option<ScoringMode> {
+        [ScoringMode::Bracer, ScoringMode::Trigolden, ScoringMode::SameOwner]
+            .into_iter()
+            .find(|m| m.code() == c)
+    }
+}
+
+/// Game options: every **[decision]** of the rules.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Who scores a bracing structure.
+    pub scoring: ScoringMode,
+    /// The piece set.
+    pub shapes: Arc<ShapeTable>,
+    /// Rule 6 variant: the bracing contact that lets a turn's two pieces attach to different
+    /// opponent pieces must be at a point not braced before (default: any contact counts).
+    pub rule6_new_point: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            scoring: ScoringMode::Bracer,
+            shapes: Arc::new(ShapeTable::default_table()),
+            rule6_new_point: false,
+        }
+    }
+}
+
+/// One placement: a piece of `shape` (mirrored or not) glued by its edge `own` to edge `edge`
+/// of the opponent's piece number `target` (pieces are numbered in the order placed).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Place {
+    /// The opponent's piece it attaches to.
+    pub target: u8,
+    /// That piece's edge (0–3, counter-clockwise from its first vertex).
+    pub edge: u8,
+    /// Shape index in the table (shown as A, B, C…).
+    pub shape: u8,
+    /// Mirrored?
+    pub mirror: bool,
+    /// Its own edge glued to the target edge.
+    pub own: u8,
+}
+
+/// An atomic action.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Action {
+    /// The opening piece, at its canonical place.
+    Open {
+        /// Shape index.
+        shape: u8,
+        /// Mirrored?
+        mirror: bool,
+    },
+    /// A piece glued to an opponent piece.
+    Place(Place),
+}
+
+fn shape_letter(s: u8) -> char {
+    char::from(b'A' + s)
+}
+
+impl fmt::Display for Action {
+    /// `open:B'` (opening piece, shape B mirrored) or `3.1:A'2` (on piece 3's edge 1, shape A
+    /// mirrored, by its own edge 2). Shapes are named by table position: A is the first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = |b: bool| if b { "'" } else { "" };
+        match *self {
+            Action::Open { shape, mirror } => write!(f, "open:{}{}", shape_letter(shape), m(mirror)),
+            Action::Place(p) => {
+                write!(f, "{}.{}:{}{}{}", p.target, p.edge, shape_letter(p.shape), m(p.mirror), p.own)
+            }
+        }
+    }
+}
+
+/// A piece on the board.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Piece {
+    /// Its owner.
+    pub owner: Seat,
+    /// Shape index.
+    pub shape: u8,
+    /// Mirrored?
+    pub mirror: bool,
+    /// Vertices, counter-clockwise.
+    pub v: [Z; 4],
+    /// Edge `i` (vertex `i` to `i + 1`): length and direction (units of 36°).
+    pub edges: [(Len, u8); 4],
+    /// The piece and edge it is glued to (none for the opening piece).
+    pub parent: Option<(u8, u8)>,
+    /// Its edge glued to the parent.
+    pub own: u8,
+    /// Depth in the attachment tree (the opening piece is 0).
+    pub depth: u8,
+    /// Bit `i` set: edge `i` is glued (another piece's edge coincides with it).
+    pub glued: u8,
+    /// Bounding box as extreme vertices: least x, greatest x, least y, greatest y.
+    pub bbox: [Z; 4],
+}
+
+fn bbox(v: &[Z; 4]) -> [Z; 4] {
+    use std::cmp::Ordering::{Greater, Less};
+    let pick = |better: &dyn Fn(Z, Z) -> bool| {
+        v.iter().copied().reduce(|a, b| if better(b, a) { b } else { a }).expect("4")
+    };
+    [
+        pick(&|b, a| (b - a).re_sign() == Less),
+        pick(&|b, a| (b - a).re_sign() == Greater),
+        pick(&|b, a| (b - a).im_sign() == Less),
+        pick(&|b, a| (b - a).im_sign() == Greater),
+    ]
+}
+
+/// Are the bounding boxes of `a` and `b` strictly apart (so the pieces share no point)?
+fn apart(a: &Piece, b: &Piece) -> bool {
+    use std::cmp::Ordering::Greater;
+    (b.bbox[0] - a.bbox[1]).re_sign() == Greater
+        || (a.bbox[0] - b.bbox[1]).re_sign() == Greater
+        || (b.bbox[2] - a.bbox[3]).im_sign() == Greater
+        || (a.bbox[2] - b.bbox[3]).im_sign() == Greater
+}
+
+impl Piece {
+    fn new(owner: Seat, shape: u8, mirror: bool, v: [Z; 4], edges: [(Len, u8); 4]) -> Piece {
+        Piece { owner, shape, mirror, v, edges, parent: None, own: 0, depth: 0, glued: 0, bbox: bbox(&v) }
+    }
+
+    /// Edge `i` as (start, end).
+    pub fn edge(&self, i: usize) -> (Z, Z) {
+        (self.v[i], self.v[(i + 1) % 4])
+    }
+}
+
+const MAGIC: [u8; 2] = *b"TG";
+
+/// Turns in a game: P1 opens with one piece, then two pieces a turn, and P2 ends with one.
+fn total_turns(t: &ShapeTable) -> u8 {
+    let per_player: u32 = t.shapes.iter().map(|s| u32::from(s.count)).sum();
+    // P1: 1 + 2k pieces, P2: 2k + 1 → turns = 1 + 2k + 1 with 2k = per_player − 1.
+    u8::try_from(per_player + 1).expect("at most 8 shapes of at most 60")
+}
+
+/// A TriGolden game state.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TriGolden {
+    options: Options,
+    pieces: Vec<Piece>,
+    stock: [[u8; 8]; 2],
+    /// Complete turns played.
+    turn: u8,
+    /// In the middle of a two-piece turn (the last piece is the turn's first).
+    mid: bool,
+    scores: [i32; 2],
+    /// (TriGolden piece, point) pairs already scored, sorted.
+    scored: Vec<(u8, Z)>,
+    outcome: Option<Outcome>,
+    total_turns: u8,
+}
+
+/// A bracing contact a candidate piece makes with the board.
+#[derive(Copy, Clone, Debug)]
+struct Contact {
+    /// On a board piece's edge (piece, edge): the candidate's vertex lies in it. None: a board
+    /// vertex lies in the candidate's own edge.
+    on_board: Option<(u8, u8)>,
+    point: Z,
+}
+
+/// A legal single placement, the piece it makes and its bracing contacts with the board.
+#[derive(Clone, Debug)]
+struct Cand {
+    place: Place,
+    piece: Piece,
+    contacts: Vec<Contact>,
+}
+
+/// Bracing contacts between a new piece `n` and the board (board glue as given).
+fn contacts_with(board: &[Piece], n: &Piece) -> Vec<Contact> {
+    let mut out = Vec::new();
+    for (qi, q) in board.iter().enumerate() {
+        if apart(n, q) {
+            continue;
+        }
+        for j in 0..4 {
+            let (s, e) = q.edge(j);
+            if q.glued & (1 << j) == 0 {
+                for &v in &n.v {
+                    if on_open_segment(v, s, e) {
+                        out.push(Contact { on_board: Some((qi as u8, j as u8)), point: v });
+                    }
+                }
+            }
+            let (s, e) = n.edge(j);
+            if n.glued & (1 << j) == 0 {
+                for &v in &q.v {
+                    if on_open_segment(v, s, e) {
+                        out.push(Contact { on_board: None, point: v });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Is there a bracing contact between the two new pieces `a` and `b` themselves?
+fn mutual_contact(a: &Piece, b: &Piece) -> bool {
+    if apart(a, b) {
+        return false;
+    }
+    let one_way = |x: &Piece, y: &Piece| {
+        (0..4).filter(|j| y.glued & (1 << j) == 0).any(|j| {
+            let (s, e) = y.edge(j);
+            x.v.iter().any(|&v| on_open_segment(v, s, e))
+        })
+    };
+    one_way(a, b) || one_way(b, a)
+}
+
+impl TriGolden {
+    /// The pieces on the board, in the order placed.
+    pub fn pieces(&self) -> &[Piece] {
+        &self.pieces
+    }
+
+    /// Each player's points so far.
+    pub fn scores(&self) -> [i32; 2] {
+        self.scores
+    }
+
+    /// Pieces of `shape` that `seat` has still to place.
+    pub fn stock(&self, seat: Seat, shape: usize) -> u8 {
+        self.stock[seat.index()][shape]
+    }
+
+    /// Complete turns played.
+    pub fn turns_played(&self) -> u8 {
+        self.turn
+    }
+
+    /// Turns in a game (28 with the default set).
+    pub fn total_turns(&self) -> u8 {
+        self.total_turns
+    }
+
+    /// The (TriGolden piece, point) pairs scored so far.
+    pub fn scored_points(&self) -> &[(u8, Z)] {
+        &self.scored
+    }
+
+    /// The player whose turn number `t` it is: P1 on even turns.
+    fn mover_of(t: u8) -> Seat {
+        if t.is_multiple_of(2) { Seat::First } else { Seat::Second }
+    }
+
+    /// The player to move (meaningful while the game is not over).
+    pub fn mover(&self) -> Seat {
+        Self::mover_of(self.turn)
+    }
+
+    fn is_single_turn(&self) -> bool {
+        self.turn == 0 || self.turn + 1 == self.total_turns
+    }
+
+    /// The piece `p` would place on `board`, if its geometry fits (lengths match).
+    fn shape_at(&self, board: &[Piece], p: Place) -> Option<Piece> {
+        let t = board.get(usize::from(p.target))?;
+        let shape = self.options.shapes.shapes.get(usize::from(p.shape))?;
+        let (e, k) = (usize::from(p.edge), usize::from(p.own));
+        if e > 3 || k > 3 {
+            return None;
+        }
+        let (sv, se) = shape.oriented(p.mirror);
+        let (tl, td) = t.edges[e];
+        if se[k].0 != tl {
+            return None;
+        }
+        let rot = (i32::from(td) + 5 - i32::from(se[k].1)).rem_euclid(10);
+        let r = Z::omega_pow(rot);
+        let (_, q) = t.edge(e);
+        let shift = q - r * sv[k];
+        let v = sv.map(|z| r * z + shift);
+        let edges = se.map(|(l, d)| (l, ((i32::from(d) + rot) % 10) as u8));
+        let mut n = Piece::new(t.owner.other(), p.shape, p.mirror, v, edges);
+        n.parent = Some((p.target, p.edge));
+        n.own = p.own;
+        n.depth = t.depth + 1;
+        n.glued = 1 << k;
+        Some(n)
+    }
+
+    /// Rules 2–4 for `n` against one piece `x` already down.
+    fn clear_of(n: &Piece, x: &Piece) -> bool {
+        if apart(n, x) {
+            return true;
+        }
+        if interiors_overlap(&n.v, &x.v) {
+            return false;
+        }
+        let k = usize::from(n.own);
+        for i in (0..4).filter(|&i| i != k) {
+            let (a, b) = n.edge(i);
+            for j in 0..4 {
+                let (c, d) = x.edge(j);
+                if segments_touch(a, b, c, d) {
+                    return false;
+                }
+            }
+        }
+        // Floating vertices: not on the glued edge.
+        for i in [(k + 2) % 4, (k + 3) % 4] {
+            if x.v.contains(&n.v[i]) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Every legal single placement (rules 1–4) for `seat` on `board`, with stock.
+    fn singles_on(&self, board: &[Piece], seat: Seat) -> Vec<Cand> {
+        let mut out = Vec::new();
+        let stock = &self.stock[seat.index()];
+        for (ti, t) in board.iter().enumerate() {
+            if t.owner == seat {
+                continue;
+            }
+            for e in 0..4u8 {
+                if t.glued & (1 << e) != 0 {
+                    continue;
+                }
+                for (si, shape) in self.options.shapes.shapes.iter().enumerate() {
+                    if stock[si] == 0 {
+                        continue;
+                    }
+                    for mirror in [false, true] {
+                        let (_, se) = shape.oriented(mirror);
+                        for own in 0..4u8 {
+                            if se[usize::from(own)].0 != t.edges[usize::from(e)].0 {
+                                continue;
+                            }
+                            let p = Place { target: ti as u8, edge: e, shape: si as u8, mirror, own };
+                            let Some(n) = self.shape_at(board, p) else { continue };
+                            if board.iter().all(|x| Self::clear_of(&n, x)) {
+                                out.push(Cand { place: p, piece: n, contacts: contacts_with(board, &n) });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Is there a bracing contact involving `a` or `b` once both are down (rule 6)? A contact
+    /// on the edge the other piece glues no longer counts.
+    fn braces(&self, a: &Cand, b: &Cand) -> bool {
+        let counts = |c: &Contact, other: &Place| match c.on_board {
+            Some((q, e)) => {
+                (q, e) != (other.target, other.edge)
+                    && !(self.options.rule6_new_point && self.scored.binary_search(&(q, c.point)).is_ok())
+            }
+            None => true,
+        };
+        a.contacts.iter().any(|c| counts(c, &b.place))
+            || b.contacts.iter().any(|c| counts(c, &a.place))
+            || mutual_contact(&a.piece, &b.piece)
+    }
+
+    /// Can `a` and `b` be one turn's two pieces (rules 1–6, in either order)? Both must be
+    /// legal singles on the board the turn starts from.
+    fn pair_ok(&self, a: &Cand, b: &Cand) -> bool {
+        let (pa, pb) = (&a.place, &b.place);
+        if (pa.target, pa.edge) == (pb.target, pb.edge) {
+            return false;
+        }
+        let seat = a.piece.owner;
+        if pa.shape == pb.shape && self.stock[seat.index()][usize::from(pa.shape)] < 2 {
+            return false;
+        }
+        if !(Self::clear_of(&b.piece, &a.piece) || Self::clear_of(&a.piece, &b.piece)) {
+            return false;
+        }
+        pa.target == pb.target || self.braces(a, b)
+    }
+
+    /// Does `seat` have a co-live pair on `board`: two pieces on two edges of one opponent
+    /// piece that can be placed together?
+    fn has_co_live(&self, board: &[Piece], seat: Seat) -> bool {
+        let singles = self.singles_on(board, seat);
+        for (i, a) in singles.iter().enumerate() {
+            for b in &singles[i + 1..] {
+                if b.place.target != a.place.target {
+                    break; // grouped by target (generated in target order)
+                }
+                if b.place.edge != a.place.edge && self.pair_ok(a, b) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The obligation for the player starting turn `self.turn`: a co-live pair, or on the last
+    /// turn any legal placement.
+    fn obligation_met(&self) -> bool {
+        let seat = self.mover();
+        if self.turn + 1 == self.total_turns {
+            !self.singles_on(&self.pieces, seat).is_empty()
+        } else {
+            self.has_co_live(&self.pieces, seat)
+        }
+    }
+
+    /// Every complete legal turn from a turn start, each as its actions (pairs listed once,
+    /// in the order they are first legal as clicks).
+    pub fn legal_turns(&self) -> Vec<Vec<Action>> {
+        if self.outcome.is_some() || self.mid {
+            return Vec::new();
+        }
+        if self.turn == 0 {
+            let mut v = Vec::new();
+            self.legal_actions(&mut v);
+            return v.into_iter().map(|a| vec![a]).collect();
+        }
+        let singles = self.singles_on(&self.pieces, self.mover());
+        if self.is_single_turn() {
+            return singles.into_iter().map(|c| vec![Action::Place(c.place)]).collect();
+        }
+        let mut out = Vec::new();
+        for (i, a) in singles.iter().enumerate() {
+            for b in &singles[i + 1..] {
+                if self.pair_ok(a, b) {
+                    out.push(vec![Action::Place(a.place), Action::Place(b.place)]);
+                }
+            }
+        }
+        out
+    }
+
+    fn finish_turn(&mut self, new: usize) {
+        self.score_turn(new);
+        self.turn += 1;
+        self.mid = false;
+        if self.turn == self.total_turns {
+            self.outcome = Some(Outcome::on_points(self.scores));
+        } else if !self.obligation_met() {
+            self.outcome = Some(Outcome::decisive(self.mover(), self.scores));
+        }
+    }
+
+    fn tree_distance(&self, a: usize, b: usize) -> u32 {
+        let (mut a, mut b, mut d) = (a, b, 0);
+        while a != b {
+            if self.pieces[a].depth >= self.pieces[b].depth {
+                a = usize::from(self.pieces[a].parent.expect("not the root").0);
+            } else {
+                b = usize::from(self.pieces[b].parent.expect("not the root").0);
+            }
+            d += 1;
+        }
+        d
+    }
+
+    /// Scores the bracing structures that appear with the last `new` pieces.
+    fn score_turn(&mut self, new: usize) {
+        let n = self.pieces.len();
+        let first_new = n - new;
+        let mut found: Vec<(u8, Z)> = Vec::new();
+        for (qi, q) in self.pieces.iter().enumerate() {
+            for j in 0..4 {
+                if q.glued & (1 << j) != 0 {
+                    continue;
+                }
+                let (s, e) = q.edge(j);
+                for (xi, x) in self.pieces.iter().enumerate() {
+                    if xi == qi || (qi < first_new && xi < first_new) {
+                        continue;
+                    }
+                    for &v in &x.v {
+                        if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v)) {
+                            found.push((qi as u8, v));
+                        }
+                    }
+                }
+            }
+        }
+        for (qi, v) in found {
+            if self.scored.binary_search(&(qi, v)).is_ok() {
+                continue;
+            }
+            // The bracing piece: nearest to Q in the tree among those with a vertex there.
+            let bracer = (0..n)
+                .filter(|&x| x != usize::from(qi) && self.pieces[x].v.contains(&v))
+                .min_by_key(|&x| (self.tree_distance(usize::from(qi), x), x))
+                .expect("a piece has this vertex");
+            let points = self.tree_distance(usize::from(qi), bracer).saturating_sub(1) as i32;
+            let (po, qo) = (self.pieces[bracer].owner, self.pieces[usize::from(qi)].owner);
+            let to = match self.options.scoring {
+                ScoringMode::Bracer => Some(po),
+                ScoringMode::Trigolden => Some(qo),
+                ScoringMode::SameOwner => (po == qo).then_some(po),
+            };
+            if let Some(s) = to {
+                self.scores[s.index()] += points;
+            }
+            let at = self.scored.binary_search(&(qi, v)).unwrap_err();
+            self.scored.insert(at, (qi, v));
+        }
+    }
+
+    fn put(&mut self, p: Place) {
+        let piece = self.shape_at(&self.pieces, p).expect("contract: a legal action");
+        self.pieces[usize::from(p.target)].glued |= 1 << p.edge;
+        self.stock[piece.owner.index()][usize::from(p.shape)] -= 1;
+        self.pieces.push(piece);
+    }
+}
+
+impl Game for TriGolden {
+    type Action = Action;
+    type Options = Options;
+
+    const NAME: &'static str = "trigolden";
+    const STATE_VERSION: u8 = 1;
+
+    fn new_game(options: &Options) -> Self {
+        let mut stock = [[0u8; 8]; 2];
+        for (i, s) in options.shapes.shapes.iter().enumerate() {
+            stock[0][i] = s.count;
+            stock[1][i] = s.count;
+        }
+        TriGolden {
+            total_turns: total_turns(&options.shapes),
+            options: options.clone(),
+            pieces: Vec::new(),
+            stock,
+            turn: 0,
+            mid: false,
+            scores: [0, 0],
+            scored: Vec::new(),
+            outcome: None,
+        }
+    }
+
+    fn options(&self) -> &Options {
+        &self.options
+    }
+
+    fn to_move(&self) -> Actor {
+        Actor::Player(self.mover())
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        self.outcome
+    }
+
+    fn at_turn_start(&self) -> bool {
+        !self.mid
+    }
+
+    fn legal_actions(&self, out: &mut Vec<Action>) {
+        out.clear();
+        if self.outcome.is_some() {
+            return;
+        }
+        if self.turn == 0 {
+            for (si, _) in self.options.shapes.shapes.iter().enumerate() {
+                for mirror in [false, true] {
+                    out.push(Action::Open { shape: si as u8, mirror });
+                }
+            }
+            return;
+        }
+        let seat = self.mover();
+        if self.mid {
+            // The turn's start: the board without the first piece (its target edge free
+            // again) and the stock with it.
+            let mut start = self.clone();
+            let first = start.pieces.pop().expect("mid-turn");
+            let (target, edge) = first.parent.expect("placed");
+            start.pieces[usize::from(target)].glued &= !(1 << edge);
+            start.stock[seat.index()][usize::from(first.shape)] += 1;
+            let place = Place { target, edge, shape: first.shape, mirror: first.mirror, own: first.own };
+            let a = Cand { place, piece: first, contacts: contacts_with(&start.pieces, &first) };
+            for b in start.singles_on(&start.pieces, seat) {
+                if start.pair_ok(&a, &b) {
+                    out.push(Action::Place(b.place));
+                }
+            }
+            return;
+        }
+        let singles = self.singles_on(&self.pieces, seat);
+        if self.is_single_turn() {
+            out.extend(singles.into_iter().map(|c| Action::Place(c.place)));
+            return;
+        }
+        for (i, a) in singles.iter().enumerate() {
+            if singles.iter().enumerate().any(|(j, b)| j != i && self.pair_ok(a, b)) {
+                out.push(Action::Place(a.place));
+            }
+        }
+    }
+
+    fn play_unchecked(&mut self, action: Action) {
+        match action {
+            Action::Open { shape, mirror } => {
+                let s = &self.options.shapes.shapes[usize::from(shape)];
+                let (v, edges) = s.oriented(mirror);
+                self.pieces.push(Piece::new(Seat::First, shape, mirror, v, edges));
+                self.stock[0][usize::from(shape)] -= 1;
+                self.finish_turn(1);
+            }
+            Action::Place(p) => {
+                self.put(p);
+                if self.is_single_turn() {
+                    self.finish_turn(1);
+                } else if self.mid {
+                    self.finish_turn(2);
+                } else {
+                    self.mid = true;
+                }
+            }
+        }
+    }
+
+    fn parse_action(&self, text: &str) -> Result<Action, ActionParseError> {
+        let err = |reason: &str| ActionParseError { text: text.to_string(), reason: reason.to_string() };
+        let t = text.trim();
+        let shape = |s: &str| -> Result<(u8, bool, usize), ActionParseError> {
+            let mut chars = s.chars();
+            let c = chars.next().ok_or_else(|| err("a shape letter"))?;
+            let idx = (c as u32)
+                .checked_sub('A' as u32)
+                .filter(|&i| (i as usize) < self.options.shapes.shapes.len());
+            let idx = idx.ok_or_else(|| err("a shape letter of this table (A, B, …)"))? as u8;
+            let mirror = chars.as_str().starts_with('\'');
+            Ok((idx, mirror, 1 + usize::from(mirror)))
+        };
+        if let Some(rest) = t.strip_prefix("open:") {
+            let (shape, mirror, used) = shape(rest)?;
+            if used != rest.len() {
+                return Err(err("open:<shape>['], e.g. open:B'"));
+            }
+            return Ok(Action::Open { shape, mirror });
+        }
+        let (target, rest) =
+            t.split_once('.').ok_or_else(|| err("<piece>.<edge>:<shape>['']<own edge>, e.g. 3.1:A'2"))?;
+        let (edge, rest) = rest.split_once(':').ok_or_else(|| err("<piece>.<edge>:<shape>['']<own edge>"))?;
+        let target: u8 = target.parse().map_err(|_| err("a piece number"))?;
+        let edge: u8 = edge.parse().ok().filter(|e| *e < 4).ok_or_else(|| err("an edge 0-3"))?;
+        let (shape, mirror, used) = shape(rest)?;
+        let own: u8 = rest[used..].parse().ok().filter(|e| *e < 4).ok_or_else(|| err("an own edge 0-3"))?;
+        Ok(Action::Place(Place { target, edge, shape, mirror, own }))
+    }
+
+    /// Magic `TG`, version byte, the options (scoring mode, rule 6 variant, the shape table as text), then
+    /// the actions that built the position; [`Game::decode`] replays and checks them.
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&MAGIC);
+        out.push(Self::STATE_VERSION);
+        out.push(self.options.scoring.code());
+        out.push(u8::from(self.options.rule6_new_point));
+        let table = self.options.shapes.to_string();
+        out.extend_from_slice(&(table.len() as u32).to_le_bytes());
+        out.extend_from_slice(table.as_bytes());
+        out.push(self.pieces.len() as u8);
+        for p in &self.pieces {
+            let (target, edge) = p.parent.unwrap_or((0, 0));
+            out.extend_from_slice(&[target, edge, p.shape, u8::from(p.mirror), p.own]);
+        }
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let bad = |r: &str| DecodeError::Invalid(r.to_string());
+        let trunc = |needed: usize| DecodeError::Truncated { needed, got: bytes.len() };
+        if bytes.len() < 2 {
+            return Err(trunc(2));
+        }
+        if bytes[..2] != MAGIC {
+            return Err(DecodeError::WrongGame { expected: Self::NAME, found: [bytes[0], bytes[1]] });
+        }
+        let (&version, rest) = bytes[2..].split_first().ok_or(trunc(3))?;
+        if version != Self::STATE_VERSION {
+            return Err(DecodeError::Version { found: version, supported: Self::STATE_VERSION });
+        }
+        if rest.len() < 6 {
+            return Err(trunc(9));
+        }
+        let scoring = ScoringMode::from_code(rest[0]).ok_or_else(|| bad("scoring mode"))?;
+        let rule6_new_point = match rest[1] {
+            0 => false,
+            1 => true,
+            _ => return Err(bad("rule 6 flag")),
+        };
+        let len = u32::from_le_bytes(rest[2..6].try_into().expect("4 bytes")) as usize;
+        let rest = &rest[6..];
+        if rest.len() < len + 1 {
+            return Err(trunc(bytes.len() - rest.len() + len + 1));
+        }
+        let table = std::str::from_utf8(&rest[..len]).map_err(|_| bad("shape table is not UTF-8"))?;
+        let shapes = ShapeTable::parse(table).map_err(|e| bad(&e.to_string()))?;
+        let options = Options { scoring, shapes: Arc::new(shapes), rule6_new_point };
+        let n = usize::from(rest[len]);
+        let body = &rest[len + 1..];
+        if body.len() < n * 5 {
+            return Err(trunc(bytes.len() - body.len() + n * 5));
+        }
+        if body.len() > n * 5 {
+            return Err(DecodeError::Trailing(body.len() - n * 5));
+        }
+        let mut g = TriGolden::new_game(&options);
+        for (i, c) in body.chunks(5).enumerate() {
+            if c[3] > 1 {
+                return Err(bad("mirror flag"));
+            }
+            let a = if i == 0 {
+                Action::Open { shape: c[2], mirror: c[3] == 1 }
+            } else {
+                Action::Place(Place { target: c[0], edge: c[1], shape: c[2], mirror: c[3] == 1, own: c[4] })
+            };
+            g.play(a).map_err(|e| bad(&format!("piece {i}: {e}")))?;
+        }
+        Ok(g)
+    }
+}
+
+/// Perft by turns: the number of distinct sequences of `depth` complete turns from `state`
+/// (at a turn start), where a turn is the set of pieces it places.
+pub fn perft(state: &TriGolden, depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let mut n = 0;
+    for turn in state.legal_turns() {
+        let mut child = state.clone();
+        for a in turn {
+            child.play_unchecked(a);
+        }
+        n += if depth == 1 { 1 } else { perft(&child, depth - 1) };
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests;

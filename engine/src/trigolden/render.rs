@@ -1,0 +1,105 @@
+//! SVG pictures of TriGolden positions: pieces coloured by owner (labelled with their number
+//! and shape), the last turn outlined, scored bracing points marked, and the scores.
+//!
+//! Floating point is used here only to draw; no rule depends on it.
+
+use std::fmt::Write;
+
+use super::TriGolden;
+use crate::game::{Game, Seat};
+
+const COLOURS: [(&str, &str); 2] = [("#e8b33c", "#7a5300"), ("#4f86c6", "#123e6e")];
+
+/// The picture of `g` as a standalone SVG document.
+pub fn svg(g: &TriGolden) -> String {
+    let pieces = g.pieces();
+    let scale = 40.0;
+    let pts: Vec<[(f64, f64); 4]> = pieces
+        .iter()
+        .map(|p| {
+            p.v.map(|z| {
+                let (x, y) = z.to_f64();
+                (x * scale, -y * scale)
+            })
+        })
+        .collect();
+    let (mut x0, mut y0, mut x1, mut y1) = (-scale, -scale, scale, scale);
+    for p in pts.iter().flatten() {
+        x0 = x0.min(p.0);
+        y0 = y0.min(p.1);
+        x1 = x1.max(p.0);
+        y1 = y1.max(p.1);
+    }
+    let pad = scale;
+    let (w, h) = (x1 - x0 + 2.0 * pad, y1 - y0 + 2.0 * pad + 40.0);
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="{:.1} {:.1} {w:.1} {h:.1}" width="{w:.0}" height="{h:.0}" font-family="sans-serif">"#,
+        x0 - pad,
+        y0 - pad - 40.0
+    );
+    let _ = write!(
+        s,
+        r##"<rect x="{:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="#fbf8f1"/>"##,
+        x0 - pad,
+        y0 - pad - 40.0
+    );
+    // The last complete turn: the pieces placed since the turn before began.
+    let last: usize = match (g.turns_played(), g.at_turn_start()) {
+        (0, _) => 0,
+        (1, true) => 1,
+        (_, true) if g.turns_played() == g.total_turns() => 1,
+        (_, true) => 2,
+        (_, false) => 1,
+    };
+    let first_last = pieces.len().saturating_sub(last);
+    for (i, (p, v)) in pieces.iter().zip(&pts).enumerate() {
+        let (fill, stroke) = COLOURS[p.owner.index()];
+        let path: Vec<String> = v.iter().map(|(x, y)| format!("{x:.2},{y:.2}")).collect();
+        let width = if i >= first_last { 3.0 } else { 1.2 };
+        let dash = if i >= first_last { r#" stroke-dasharray="6 3""# } else { "" };
+        let _ = write!(
+            s,
+            r#"<polygon points="{}" fill="{fill}" fill-opacity="0.85" stroke="{stroke}" stroke-width="{width}"{dash}><title>piece {i}: {}{} ({})</title></polygon>"#,
+            path.join(" "),
+            g.options().shapes.shapes[usize::from(p.shape)].name,
+            if p.mirror { "'" } else { "" },
+            if p.owner == Seat::First { "player 1" } else { "player 2" },
+        );
+        let (cx, cy) = v.iter().fold((0.0, 0.0), |a, b| (a.0 + b.0 / 4.0, a.1 + b.1 / 4.0));
+        let _ = write!(
+            s,
+            r#"<text x="{cx:.1}" y="{cy:.1}" font-size="9" text-anchor="middle" dominant-baseline="middle" fill="{stroke}">{i}</text>"#
+        );
+    }
+    for &(q, z) in g.scored_points() {
+        let (x, y) = z.to_f64();
+        let _ = write!(
+            s,
+            r##"<circle cx="{:.2}" cy="{:.2}" r="3.5" fill="#c0392b" stroke="white" stroke-width="1"><title>braced: point on piece {q}</title></circle>"##,
+            x * scale,
+            -y * scale
+        );
+    }
+    let status = match g.outcome() {
+        Some(o) => match o.decisive {
+            Some(w) => format!("player {} wins by arbitration", w.index() + 1),
+            None => "game over".to_string(),
+        },
+        None => format!(
+            "turn {} of {}: player {} to move",
+            g.turns_played() + 1,
+            g.total_turns(),
+            g.mover().index() + 1
+        ),
+    };
+    let [a, b] = g.scores();
+    let _ = write!(
+        s,
+        r##"<text x="{:.1}" y="{:.1}" font-size="16" fill="#333">player 1: {a}   player 2: {b}   ({status})</text></svg>"##,
+        x0 - pad + 10.0,
+        y0 - pad - 15.0
+    );
+    s
+}

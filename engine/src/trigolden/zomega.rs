@@ -1,0 +1,438 @@
+//! Exact arithmetic in Z[ω], ω = e^{iπ/5} (36°), and the exact sign tests every TriGolden rule
+//! decision is made with.
+//!
+//! An element is `a + bω + cω² + dω³` with integers, reduced by ω⁴ = −1 + ω − ω² + ω³ (the
+//! tenth cyclotomic polynomial). Real and imaginary parts lie in Q(√5):
+//! - `2·Re = (2a − c + d) + (b + c − d)·φ`
+//! - `Im = sin36° · (b + (c + d)·φ)`
+//!
+//! so every sign is the sign of some `p + qφ` with integers, decided by [`sign_phi`] with
+//! integer arithmetic only. Floating point appears only in [`Z::to_f64`], for drawing.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::{Add, Mul, Neg, Sub};
+
+use serde::{Deserialize, Serialize};
+
+/// An element of Z[ω]: `a + bω + cω² + dω³`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Z(pub [i32; 4]);
+
+impl Z {
+    /// 0.
+    pub const ZERO: Z = Z([0, 0, 0, 0]);
+    /// 1.
+    pub const ONE: Z = Z([1, 0, 0, 0]);
+    /// ω.
+    pub const OMEGA: Z = Z([0, 1, 0, 0]);
+    /// φ = 1 + ω² − ω³, the golden ratio.
+    pub const PHI: Z = Z([1, 0, 1, -1]);
+
+    /// `a + bω + cω² + dω³`.
+    pub const fn new(a: i32, b: i32, c: i32, d: i32) -> Z {
+        Z([a, b, c, d])
+    }
+
+    /// ω^k (any integer k; ω¹⁰ = 1).
+    pub fn omega_pow(k: i32) -> Z {
+        let k = k.rem_euclid(10);
+        let base = match k % 5 {
+            0 => Z::ONE,
+            1 => Z([0, 1, 0, 0]),
+            2 => Z([0, 0, 1, 0]),
+            3 => Z([0, 0, 0, 1]),
+            _ => Z([-1, 1, -1, 1]),
+        };
+        if k >= 5 { -base } else { base }
+    }
+
+    /// Complex conjugate (mirror in the real axis): ω ↦ ω⁻¹ = 1 − ω + ω² − ω³, ω² ↦ −ω³,
+    /// ω³ ↦ −ω².
+    pub fn conj(self) -> Z {
+        let [a, b, c, d] = self.0;
+        Z([a + b, -b, b - d, -b - c])
+    }
+
+    /// The point halfway to `other`, doubled (`self + other`): midpoints stay in Z[ω] when
+    /// everything else is doubled too.
+    pub fn double(self) -> Z {
+        self + self
+    }
+
+    /// Real part as `(p, q)` with `2·Re = p + qφ`.
+    pub fn re2(self) -> (i64, i64) {
+        let [a, b, c, d] = self.0.map(i64::from);
+        (2 * a - c + d, b + c - d)
+    }
+
+    /// Imaginary part as `(p, q)` with `Im = sin36°·(p + qφ)`.
+    pub fn im(self) -> (i64, i64) {
+        let [_, b, c, d] = self.0.map(i64::from);
+        (b, c + d)
+    }
+
+    /// Sign of the real part.
+    pub fn re_sign(self) -> Ordering {
+        let (p, q) = self.re2();
+        sign_phi(p, q)
+    }
+
+    /// Sign of the imaginary part.
+    pub fn im_sign(self) -> Ordering {
+        let (p, q) = self.im();
+        sign_phi(p, q)
+    }
+
+    /// The screen position (x, y) in floating point, for drawing only.
+    pub fn to_f64(self) -> (f64, f64) {
+        let [a, b, c, d] = self.0.map(f64::from);
+        let t = std::f64::consts::PI / 5.0;
+        (
+            a + b * t.cos() + c * (2.0 * t).cos() + d * (3.0 * t).cos(),
+            b * t.sin() + c * (2.0 * t).sin() + d * (3.0 * t).sin(),
+        )
+    }
+}
+
+impl Add for Z {
+    type Output = Z;
+    fn add(self, o: Z) -> Z {
+        Z(std::array::from_fn(|i| self.0[i] + o.0[i]))
+    }
+}
+
+impl Sub for Z {
+    type Output = Z;
+    fn sub(self, o: Z) -> Z {
+        Z(std::array::from_fn(|i| self.0[i] - o.0[i]))
+    }
+}
+
+impl Neg for Z {
+    type Output = Z;
+    fn neg(self) -> Z {
+        Z(self.0.map(|x| -x))
+    }
+}
+
+impl Mul for Z {
+    type Output = Z;
+    fn mul(self, o: Z) -> Z {
+        let mut c = [0i64; 7];
+        for i in 0..4 {
+            for j in 0..4 {
+                c[i + j] += i64::from(self.0[i]) * i64::from(o.0[j]);
+            }
+        }
+        // ω⁶ = −ω, ω⁵ = −1, ω⁴ = −1 + ω − ω² + ω³.
+        c[1] -= c[6];
+        c[0] -= c[5];
+        let c4 = c[4];
+        c[0] -= c4;
+        c[1] += c4;
+        c[2] -= c4;
+        c[3] += c4;
+        Z(std::array::from_fn(|i| i32::try_from(c[i]).expect("Z[ω] coordinate overflow")))
+    }
+}
+
+impl fmt::Display for Z {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [a, b, c, d] = self.0;
+        write!(f, "({a},{b},{c},{d})")
+    }
+}
+
+/// Sign of `p + qφ` (φ the golden ratio), exactly: `2(p + qφ) = s + q√5` with `s = 2p + q`.
+pub fn sign_phi(p: i64, q: i64) -> Ordering {
+    let s = i128::from(2 * p + q);
+    let q = i128::from(q);
+    match (s.cmp(&0), q.cmp(&0)) {
+        (Ordering::Equal, qs) => qs,
+        (ss, Ordering::Equal) => ss,
+        (Ordering::Greater, Ordering::Greater) => Ordering::Greater,
+        (Ordering::Less, Ordering::Less) => Ordering::Less,
+        // Opposite signs: compare s² with 5q² (never equal: √5 is irrational).
+        (Ordering::Greater, Ordering::Less) => (s * s).cmp(&(5 * q * q)),
+        (Ordering::Less, Ordering::Greater) => (5 * q * q).cmp(&(s * s)),
+    }
+}
+
+/// Sign of the cross product u × v (positive: v is counter-clockwise of u).
+pub fn cross_sign(u: Z, v: Z) -> Ordering {
+    (u.conj() * v).im_sign()
+}
+
+/// Sign of the dot product u · v.
+pub fn dot_sign(u: Z, v: Z) -> Ordering {
+    (u.conj() * v).re_sign()
+}
+
+/// Orientation of the triangle (a, b, c): `Greater` counter-clockwise, `Less` clockwise,
+/// `Equal` collinear.
+pub fn orient(a: Z, b: Z, c: Z) -> Ordering {
+    cross_sign(b - a, c - a)
+}
+
+/// Is `p` in the open segment (a, b)? (On the segment, not an endpoint.)
+pub fn on_open_segment(p: Z, a: Z, b: Z) -> bool {
+    orient(a, b, p) == Ordering::Equal
+        && dot_sign(b - a, p - a) == Ordering::Greater
+        && dot_sign(a - b, p - b) == Ordering::Greater
+}
+
+/// Do the segments (a, b) and (c, d) properly cross: meet at one point interior to both,
+/// not collinear?
+pub fn proper_cross(a: Z, b: Z, c: Z, d: Z) -> bool {
+    let (o1, o2) = (orient(a, b, c), orient(a, b, d));
+    let (o3, o4) = (orient(c, d, a), orient(c, d, b));
+    o1 != Ordering::Equal
+        && o2 != Ordering::Equal
+        && o1 != o2
+        && o3 != Ordering::Equal
+        && o4 != Ordering::Equal
+        && o3 != o4
+}
+
+/// Do the segments (a, b) and (c, d) share a piece of positive length?
+pub fn collinear_overlap(a: Z, b: Z, c: Z, d: Z) -> bool {
+    if orient(a, b, c) != Ordering::Equal || orient(a, b, d) != Ordering::Equal {
+        return false;
+    }
+    let u = b - a;
+    // Position along u, compared exactly.
+    let cmp = |x: Z, y: Z| dot_sign(u, x - y);
+    let (c0, d0) = if cmp(c, d) == Ordering::Greater { (d, c) } else { (c, d) };
+    let lo = if cmp(c0, a) == Ordering::Greater { c0 } else { a };
+    let hi = if cmp(d0, b) == Ordering::Less { d0 } else { b };
+    cmp(lo, hi) == Ordering::Less
+}
+
+/// Do two segments touch in the rules' sense: share a piece of positive length, or properly
+/// cross? (Contact at a single point is not touching.)
+pub fn segments_touch(a: Z, b: Z, c: Z, d: Z) -> bool {
+    proper_cross(a, b, c, d) || collinear_overlap(a, b, c, d)
+}
+
+/// Where a point lies relative to a polygon.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Inside {
+    /// In the open interior.
+    Interior,
+    /// On the boundary: on edge `i` (from vertex `i` to `i + 1`), or at a vertex (then the
+    /// edge leaving it).
+    Boundary(usize),
+    /// Outside.
+    Exterior,
+}
+
+/// Locates `p` relative to the simple polygon `poly` (either orientation).
+pub fn locate(p: Z, poly: &[Z]) -> Inside {
+    let n = poly.len();
+    for i in 0..n {
+        let (a, b) = (poly[i], poly[(i + 1) % n]);
+        if p == a || on_open_segment(p, a, b) {
+            return Inside::Boundary(i);
+        }
+    }
+    // Crossing number of the ray from p towards +x.
+    let mut inside = false;
+    for i in 0..n {
+        let (a, b) = (poly[i], poly[(i + 1) % n]);
+        let a_above = (a - p).im_sign() == Ordering::Greater;
+        let b_above = (b - p).im_sign() == Ordering::Greater;
+        if a_above != b_above {
+            // The edge crosses the ray's line; it is to the right of p when p is on the
+            // inner side of an upward edge, or the outer side of a downward one.
+            let o = orient(a, b, p);
+            if (b_above && o == Ordering::Greater) || (a_above && o == Ordering::Less) {
+                inside = !inside;
+            }
+        }
+    }
+    if inside { Inside::Interior } else { Inside::Exterior }
+}
+
+/// Do the interiors of two simple counter-clockwise polygons overlap? Exact for convex and
+/// non-convex polygons, including shared edges (glued pieces do not overlap) and identical
+/// polygons (they do).
+///
+/// Method: a proper crossing of two edges means overlap. Otherwise every edge of one polygon
+/// is cut at the other's vertices lying on it; each piece lies wholly inside, outside or on
+/// the other's boundary, so its midpoint decides: inside means overlap, and on the boundary
+/// an edge running the same way (interiors on the same side) means overlap. If no boundary
+/// enters the other interior, the interiors are disjoint or the polygons are identical, and
+/// identical polygons share edges running the same way.
+pub fn interiors_overlap(p: &[Z], q: &[Z]) -> bool {
+    let (n, m) = (p.len(), q.len());
+    for i in 0..n {
+        for j in 0..m {
+            if proper_cross(p[i], p[(i + 1) % n], q[j], q[(j + 1) % m]) {
+                return true;
+            }
+        }
+    }
+    boundary_enters(p, q) || boundary_enters(q, p)
+}
+
+fn boundary_enters(p: &[Z], q: &[Z]) -> bool {
+    let (n, m) = (p.len(), q.len());
+    let q2: Vec<Z> = q.iter().map(|z| z.double()).collect();
+    let mut cuts = Vec::with_capacity(m + 2);
+    for i in 0..n {
+        let (a, b) = (p[i], p[(i + 1) % n]);
+        let u = b - a;
+        cuts.clear();
+        cuts.push(a);
+        cuts.extend(q.iter().copied().filter(|&v| on_open_segment(v, a, b)));
+        cuts.push(b);
+        cuts.sort_by(|&x, &y| dot_sign(u, x - y));
+        for w in cuts.windows(2) {
+            if w[0] == w[1] {
+                continue;
+            }
+            match locate(w[0] + w[1], &q2) {
+                Inside::Interior => return true,
+                Inside::Boundary(j) => {
+                    // The piece lies along q's edge j: same direction means the interiors are
+                    // on the same side.
+                    let v = q[(j + 1) % m] - q[j];
+                    if dot_sign(u, v) == Ordering::Greater {
+                        return true;
+                    }
+                }
+                Inside::Exterior => {}
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn approx(z: Z) -> (f64, f64) {
+        z.to_f64()
+    }
+
+    #[test]
+    fn arithmetic_matches_the_complex_numbers() {
+        let samples = [Z::new(1, 2, -3, 4), Z::new(-2, 0, 5, 1), Z::PHI, Z::OMEGA, Z::new(0, -1, -1, 3)];
+        for &x in &samples {
+            for &y in &samples {
+                let (xr, xi) = approx(x);
+                let (yr, yi) = approx(y);
+                let (pr, pi) = approx(x * y);
+                assert!((pr - (xr * yr - xi * yi)).abs() < 1e-9 && (pi - (xr * yi + xi * yr)).abs() < 1e-9);
+            }
+            let (cr, ci) = approx(x.conj());
+            let (xr, xi) = approx(x);
+            assert!((cr - xr).abs() < 1e-9 && (ci + xi).abs() < 1e-9, "conj of {x}");
+        }
+        assert_eq!(Z::omega_pow(5), -Z::ONE);
+        assert_eq!(Z::omega_pow(10), Z::ONE);
+        assert_eq!(Z::omega_pow(4) * Z::OMEGA, Z::omega_pow(5));
+        assert_eq!(Z::omega_pow(-1), Z::OMEGA.conj());
+        let phi = (1.0 + 5f64.sqrt()) / 2.0;
+        assert!((approx(Z::PHI).0 - phi).abs() < 1e-12 && approx(Z::PHI).1.abs() < 1e-12);
+        assert_eq!(Z::PHI * Z::PHI, Z::PHI + Z::ONE, "φ² = φ + 1");
+    }
+
+    #[test]
+    fn signs_are_exact_and_agree_with_floating_point_away_from_zero() {
+        let phi = (1.0 + 5f64.sqrt()) / 2.0;
+        for p in -30i64..=30 {
+            for q in -30i64..=30 {
+                let f = p as f64 + q as f64 * phi;
+                let want = if p == 0 && q == 0 {
+                    Ordering::Equal
+                } else if f > 0.0 {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                };
+                assert_eq!(sign_phi(p, q), want, "{p} + {q}φ");
+            }
+        }
+        // Near-cancellations: Fibonacci ratios approach φ from both sides.
+        let (mut f0, mut f1) = (1i64, 1i64);
+        for _ in 0..40 {
+            let f2 = f0 + f1;
+            // f2 − f1·φ alternates in sign and shrinks towards 0.
+            let s = sign_phi(f2, -f1);
+            let f = f2 as f64 - f1 as f64 * phi;
+            if f.abs() > 1e-6 {
+                assert_eq!(s, if f > 0.0 { Ordering::Greater } else { Ordering::Less });
+            }
+            assert_ne!(s, Ordering::Equal);
+            (f0, f1) = (f1, f2);
+        }
+    }
+
+    #[test]
+    fn segment_predicates_on_exact_edge_cases() {
+        let o = Z::ZERO;
+        let one = Z::ONE;
+        let two = Z::new(2, 0, 0, 0);
+        let w = Z::OMEGA;
+        // A point on an open segment, and its endpoints.
+        assert!(on_open_segment(one, o, two));
+        assert!(!on_open_segment(o, o, two) && !on_open_segment(two, o, two));
+        // A 36° direction: φ·ω lies on the segment 0 → 2φ·ω.
+        assert!(on_open_segment(Z::PHI * w, o, Z::PHI * w + Z::PHI * w));
+        assert!(!on_open_segment(Z::PHI * w + one, o, Z::PHI * w + Z::PHI * w));
+        // Touching at a vertex is not touching; a T-junction is not touching.
+        assert!(!segments_touch(o, one, one, one + w));
+        assert!(!segments_touch(o, two, one, one + w), "vertex in an open edge");
+        // Collinear partial overlap touches; collinear end-to-end contact does not.
+        assert!(segments_touch(o, two, one, Z::new(3, 0, 0, 0)));
+        assert!(!segments_touch(o, one, one, two));
+        assert!(segments_touch(o, two, two, o), "the same segment");
+        // Proper crossing.
+        assert!(segments_touch(o, two + w, one + w + w, one - w));
+        // Parallel, apart.
+        assert!(!segments_touch(o, two, w, two + w));
+    }
+
+    #[test]
+    fn polygon_overlap_on_exact_edge_cases() {
+        let sq = |x: i32| {
+            // A rhombus with 72° and 108° angles, shifted x along the real axis.
+            let s = Z::new(x, 0, 0, 0);
+            vec![s, s + Z::ONE, s + Z::ONE + Z::omega_pow(2), s + Z::omega_pow(2)]
+        };
+        let a = sq(0);
+        assert!(interiors_overlap(&a, &a), "identical");
+        assert!(!interiors_overlap(&a, &sq(1)), "sharing an edge");
+        assert!(!interiors_overlap(&a, &sq(2)), "apart");
+        let big: Vec<Z> = a.iter().map(|z| z.double()).collect();
+        assert!(
+            interiors_overlap(&a, &big) && interiors_overlap(&big, &a),
+            "one inside the other, sharing a corner"
+        );
+        // Half-shifted copy: vertices on edges, no proper crossing, yet overlapping.
+        let half: Vec<Z> = big.iter().map(|&z| z + Z::ONE).collect();
+        assert!(interiors_overlap(&big, &half));
+        // A non-convex quadrilateral (reflex corner at c) and the triangle filling its notch:
+        // glued along two edges, not overlapping; the hull overlaps both.
+        let up = Z::new(0, 0, 1, 1); // ω² + ω³ = i·2sin72°
+        let (o, b4) = (Z::ZERO, Z::new(4, 0, 0, 0));
+        let d = Z::new(2, 0, 0, 0) + up + up;
+        let c = Z::new(2, 0, 0, 0) + up;
+        let concave = vec![o, b4, d, c];
+        let notch = vec![o, c, d];
+        let hull = vec![o, b4, d];
+        assert!(!interiors_overlap(&concave, &notch) && !interiors_overlap(&notch, &concave));
+        assert!(interiors_overlap(&concave, &hull) && interiors_overlap(&notch, &hull));
+        assert!(interiors_overlap(&concave, &concave));
+        assert_eq!(locate(Z::new(1, 0, 0, 0), &a), Inside::Boundary(1), "a vertex: the edge leaving it");
+        assert_eq!(locate(Z::new(1, 0, 0, 0), &big), Inside::Boundary(0));
+        assert_eq!(
+            locate(Z::new(1, 0, 1, 0).double(), &big.iter().map(|z| z.double()).collect::<Vec<_>>()),
+            Inside::Interior
+        );
+        assert_eq!(locate(Z::new(5, 0, 0, 0), &a), Inside::Exterior);
+    }
+}
