@@ -7,10 +7,11 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use engine::Features;
-use engine::agent::AgentSpec;
+use engine::agent::{AgentSpec, NetLoader};
 use engine::arena::{Elo, Tally, play_match_from};
 use engine::battlenumber::BattleNumber;
+use engine::game::Game;
+use engine::trigolden::TriGolden;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tracing::info;
@@ -88,14 +89,20 @@ pub fn run(args: ArenaArgs) -> Result<()> {
         cfg.opening_plies = p;
     }
     let (a, b) = cfg.validate()?;
-    // Load any network now, so a bad model file is one clear error, not a thread panic.
-    let loader = crate::netload::loader::<BattleNumber>();
-    for spec in [&a, &b] {
-        spec.build_with::<BattleNumber>(&loader).map_err(anyhow::Error::msg)?;
-    }
     info!(game = ?cfg.game, a = %a, b = %b, matches = cfg.matches, seed = cfg.seed, "arena");
     let report = match cfg.game {
-        GameName::Battlenumber => run_arena::<BattleNumber>(&cfg, &cfg.options.battlenumber, &a, &b, true),
+        GameName::Battlenumber => run_arena::<BattleNumber>(
+            &cfg,
+            &cfg.options.battlenumber,
+            &a,
+            &b,
+            true,
+            &crate::netload::loader::<BattleNumber>,
+        )?,
+        GameName::Trigolden => {
+            let opts = cfg.options.trigolden.engine()?;
+            run_arena::<TriGolden>(&cfg, &opts, &a, &b, true, &no_network::<TriGolden>)?
+        }
     };
     print_report(&report);
     if let Some(dir) = args.out {
@@ -113,14 +120,28 @@ fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
     Ok(())
 }
 
-/// Plays the matches of `cfg` for game `G` on `cfg.threads` threads.
-pub fn run_arena<G: Features>(
+/// A network loader for games without a network yet.
+pub fn no_network<G: Game>() -> Box<NetLoader<'static, G>> {
+    Box::new(|_: &str, _: f32| Err(format!("no network agents for {} yet", G::NAME)))
+}
+
+/// Plays the matches of `cfg` for game `G` on `cfg.threads` threads; `loader` makes each
+/// thread's network loader for `eval=net` agents.
+///
+/// # Errors
+/// An agent that cannot be built (a bad model file), before any match is played.
+pub fn run_arena<G: Game>(
     cfg: &ArenaConfig,
     opts: &G::Options,
     a: &AgentSpec,
     b: &AgentSpec,
     show_progress: bool,
-) -> ArenaReport {
+    loader: &(dyn Fn() -> Box<NetLoader<'static, G>> + Sync),
+) -> Result<ArenaReport> {
+    // Load any network now, so a bad model file is one clear error, not a thread panic.
+    for spec in [a, b] {
+        spec.build_with::<G>(&loader()).map_err(anyhow::Error::msg)?;
+    }
     let threads = thread_count(cfg.threads).min(cfg.matches as usize);
     let bar = if show_progress { ProgressBar::new(cfg.matches as u64) } else { ProgressBar::hidden() };
     bar.set_style(
@@ -139,7 +160,7 @@ pub fn run_arena<G: Features>(
             let tx = tx.clone();
             let next = &next;
             s.spawn(move || {
-                let loader = crate::netload::loader::<G>();
+                let loader = loader();
                 let mut agent_a = a.build_with::<G>(&loader).expect("agents were checked before the matches");
                 let mut agent_b = b.build_with::<G>(&loader).expect("agents were checked before the matches");
                 loop {
@@ -183,7 +204,7 @@ pub fn run_arena<G: Features>(
         games += m.games.len() as u32;
     }
     let e = tally.elo().unwrap_or(Elo { diff: 0.0, lo: 0.0, hi: 0.0, score: 0.5 });
-    ArenaReport {
+    Ok(ArenaReport {
         game: G::NAME.into(),
         agent_a: a.to_string(),
         agent_b: b.to_string(),
@@ -200,7 +221,7 @@ pub fn run_arena<G: Features>(
         elo_hi: e.hi,
         seconds: started.elapsed().as_secs_f64(),
         per_match: tally.points,
-    }
+    })
 }
 
 /// Prints the summary.

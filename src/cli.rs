@@ -42,6 +42,16 @@ pub enum Command {
     ///
     /// Example: zeroplay perft battlenumber 4
     Perft(PerftArgs),
+    /// Draw a position as SVG: pieces coloured by owner and numbered, the last turn
+    /// outlined, braced points marked, the scores.
+    ///
+    /// The game file lists the actions from the start, separated by spaces or newlines (`#`
+    /// starts a comment), as `zeroplay arena` and the engine print them: `open:A` for the
+    /// opening piece, `3.1:B'2` for a piece on piece 3's edge 1, shape B mirrored, by its own
+    /// edge 2.
+    ///
+    /// Example: zeroplay render trigolden game.txt -o board.svg
+    Render(RenderArgs),
     /// Play an agent in the terminal.
     ///
     /// Example: zeroplay play battlenumber --agent mcts:time=1s,eval=rollout
@@ -195,6 +205,8 @@ pub struct WorkerArgs {
 pub enum GameName {
     /// Battle Number (拚數棋).
     Battlenumber,
+    /// TriGolden (頂鑫棋).
+    Trigolden,
 }
 
 /// `zeroplay arena`.
@@ -240,6 +252,36 @@ pub struct PerftArgs {
     /// Worker threads (0: one per core).
     #[arg(short = 'j', long, default_value_t = 0)]
     pub threads: usize,
+}
+
+/// `zeroplay render`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The game (TriGolden only so far).
+    #[arg(value_enum)]
+    pub game: GameName,
+    /// The game file: actions from the start.
+    pub file: PathBuf,
+    /// Output SVG file.
+    #[arg(short, long, default_value = "board.svg")]
+    pub out: PathBuf,
+    /// TriGolden scoring mode.
+    #[arg(long, value_enum, default_value = "bracer")]
+    pub scoring: ScoringArg,
+    /// TriGolden shape table file (default: the A/B/C set).
+    #[arg(long)]
+    pub pieces: Option<PathBuf>,
+}
+
+/// TriGolden scoring mode, on the command line.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ScoringArg {
+    /// The bracing piece's owner scores.
+    Bracer,
+    /// The TriGolden piece's owner scores.
+    Trigolden,
+    /// Only when both pieces have the same owner.
+    SameOwner,
 }
 
 /// `zeroplay play`.

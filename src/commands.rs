@@ -13,6 +13,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Arena(args) => crate::arena_cmd::run(args),
         Command::Perft(args) => crate::perft_cmd::run(args),
         Command::Play(args) => crate::play_cmd::run(args),
+        Command::Render(args) => crate::render_cmd::run(args),
         Command::Local(args) => crate::pipeline_cmd::local(args),
         Command::Coordinator(args) => crate::pipeline_cmd::coordinator(args),
         Command::Worker(args) => crate::pipeline_cmd::worker(args),

@@ -15,4 +15,5 @@ pub mod netload;
 pub mod perft_cmd;
 pub mod pipeline_cmd;
 pub mod play_cmd;
+pub mod render_cmd;
 pub mod train_cmd;

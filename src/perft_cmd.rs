@@ -7,6 +7,7 @@ use anyhow::Result;
 use engine::battlenumber::BattleNumber;
 use engine::game::Game;
 use engine::perft::{first_turns, perft};
+use engine::trigolden::{self, TriGolden};
 
 use crate::cli::{GameName, PerftArgs};
 
@@ -28,8 +29,54 @@ pub fn run(args: PerftArgs) -> Result<()> {
                 println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
             }
         }
+        GameName::Trigolden => {
+            let start = TriGolden::new_game(&Default::default());
+            println!(
+                "perft {} (default piece set and options; a turn is the set of pieces it places), {} threads",
+                TriGolden::NAME,
+                threads
+            );
+            println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
+            for d in 1..=args.depth {
+                let t = Instant::now();
+                let n = trigolden_perft(&start, d, threads);
+                let secs = t.elapsed().as_secs_f64();
+                println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
+            }
+        }
     }
     Ok(())
+}
+
+/// TriGolden's turn-set perft, the first turns shared out among `threads`.
+pub fn trigolden_perft(state: &TriGolden, depth: u32, threads: usize) -> u64 {
+    if depth <= 1 || threads <= 1 {
+        return trigolden::perft(state, depth);
+    }
+    let roots: Vec<TriGolden> = state
+        .legal_turns()
+        .into_iter()
+        .map(|turn| {
+            let mut child = state.clone();
+            turn.into_iter().for_each(|a| child.play_unchecked(a));
+            child
+        })
+        .collect();
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut total = 0;
+                    while let Some(child) = roots.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        total += trigolden::perft(child, depth - 1);
+                    }
+                    total
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().expect("perft worker panicked")).sum()
+    })
 }
 
 /// Perft of `state` to `depth` turns, with the first turns shared out among `threads`.

@@ -100,6 +100,10 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let mut cfg: CoordinatorConfig = load(args.config.as_deref())?;
     let game = match args.game {
         crate::cli::GameName::Battlenumber => "battlenumber",
+        crate::cli::GameName::Trigolden => anyhow::bail!(
+            "self-play of TriGolden is not available yet (its network features and coordinator support are still to come); \
+             try `zeroplay arena --game trigolden` or `zeroplay perft trigolden 2`"
+        ),
     };
     cfg.games.retain(|k, _| k == game);
     if cfg.games.is_empty() {

@@ -144,3 +144,64 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a zeroplay model"));
 }
+
+#[test]
+fn trigolden_perft_arena_and_render() {
+    let out = zeroplay().args(["perft", "trigolden", "2", "-j", "2"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let counts: Vec<u64> =
+        text.lines().skip(2).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
+    // Depth 2 agrees with the engine's own click enumeration (engine tests); here the CLI
+    // must print the same numbers as the library.
+    assert_eq!(counts.len(), 2, "{text}");
+    assert_eq!(counts[0], 6, "{text}");
+    assert_eq!(counts[1], engine::trigolden::perft(&engine::Game::new_game(&Default::default()), 2));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = zeroplay()
+        .args(["arena", "--game", "trigolden", "-a", "random", "-b", "random", "-n", "2", "-j", "2", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(results["game"], "trigolden");
+    assert_eq!(results["matches"], 2);
+
+    // A game file: the opening, then player 2's first turn, drawn.
+    let game = dir.path().join("game.txt");
+    let g = {
+        use engine::Game;
+        let mut g = engine::trigolden::TriGolden::new_game(&Default::default());
+        g.play(g.parse_action("open:A").unwrap()).unwrap();
+        let turn = g.legal_turns().into_iter().next().unwrap();
+        let mut text = String::from("# opening\nopen:A\n");
+        for a in turn {
+            text.push_str(&format!("{a} "));
+            g.play(a).unwrap();
+        }
+        std::fs::write(&game, text).unwrap();
+        g
+    };
+    let svg = dir.path().join("board.svg");
+    let out = zeroplay().args(["render", "trigolden"]).arg(&game).arg("-o").arg(&svg).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(drawn, engine::trigolden::render::svg(&g));
+    assert_eq!(drawn.matches("<polygon").count(), 3);
+    // An illegal action is named, with its position in the file.
+    std::fs::write(&game, "open:A open:B").unwrap();
+    let out = zeroplay().args(["render", "trigolden"]).arg(&game).arg("-o").arg(&svg).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("action 2"), "{err}");
+    // A bad shape table is refused with the problem named.
+    let pieces = dir.path().join("pieces.toml");
+    std::fs::write(&pieces, "[[piece]]\nname = \"X\"\ncount = 9\nedges = [\"1@0\", \"1@3\", \"2@5\"]\n")
+        .unwrap();
+    let out =
+        zeroplay().args(["render", "trigolden"]).arg(&game).arg("--pieces").arg(&pieces).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("3 edges"), "{err}");
+}

@@ -16,6 +16,7 @@
 
 pub mod render;
 pub mod shapes;
+pub mod tracker;
 pub mod zomega;
 
 use std::fmt;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::game::{ActionParseError, Actor, DecodeError, Game, Outcome, Seat};
 use shapes::{Len, ShapeTable};
+use tracker::{Method, Tracker};
 use zomega::{Z, interiors_overlap, on_open_segment, segments_touch};
 
 /// Who scores a bracing structure **[decision]**.
@@ -194,7 +196,10 @@ fn total_turns(t: &ShapeTable) -> u8 {
 }
 
 /// A TriGolden game state.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// Equality and hashing cover the position (options, pieces, stock, turn, scores, scored
+/// points, outcome), not the tracker derived from it.
+#[derive(Clone, Debug)]
 pub struct TriGolden {
     options: Options,
     pieces: Vec<Piece>,
@@ -208,6 +213,37 @@ pub struct TriGolden {
     scored: Vec<(u8, Z)>,
     outcome: Option<Outcome>,
     total_turns: u8,
+    /// Every method of the position, kept incrementally.
+    tracker: Tracker,
+    /// During a two-piece turn: the methods the first piece removed (the second piece may be
+    /// one of them, placed first in the other order).
+    removed_by_first: Vec<Method>,
+}
+
+impl PartialEq for TriGolden {
+    fn eq(&self, o: &Self) -> bool {
+        self.options == o.options
+            && self.pieces == o.pieces
+            && self.stock == o.stock
+            && self.turn == o.turn
+            && self.mid == o.mid
+            && self.scores == o.scores
+            && self.scored == o.scored
+            && self.outcome == o.outcome
+    }
+}
+
+impl Eq for TriGolden {}
+
+impl std::hash::Hash for TriGolden {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.options.hash(h);
+        self.pieces.hash(h);
+        self.stock.hash(h);
+        (self.turn, self.mid, self.scores).hash(h);
+        self.scored.hash(h);
+        self.outcome.hash(h);
+    }
 }
 
 /// A bracing contact a candidate piece makes with the board.
@@ -219,41 +255,36 @@ struct Contact {
     point: Z,
 }
 
-/// A legal single placement, the piece it makes and its bracing contacts with the board.
-#[derive(Clone, Debug)]
-struct Cand {
-    place: Place,
-    piece: Piece,
-    contacts: Vec<Contact>,
-}
-
-/// Bracing contacts between a new piece `n` and the board (board glue as given).
-fn contacts_with(board: &[Piece], n: &Piece) -> Vec<Contact> {
+/// Bracing contacts between a board piece `q` (index `qi`) and a new piece `n`.
+fn contacts_between(qi: usize, q: &Piece, n: &Piece) -> Vec<Contact> {
     let mut out = Vec::new();
-    for (qi, q) in board.iter().enumerate() {
-        if apart(n, q) {
-            continue;
-        }
-        for j in 0..4 {
-            let (s, e) = q.edge(j);
-            if q.glued & (1 << j) == 0 {
-                for &v in &n.v {
-                    if on_open_segment(v, s, e) {
-                        out.push(Contact { on_board: Some((qi as u8, j as u8)), point: v });
-                    }
+    if apart(n, q) {
+        return out;
+    }
+    for j in 0..4 {
+        let (s, e) = q.edge(j);
+        if q.glued & (1 << j) == 0 {
+            for &v in &n.v {
+                if on_open_segment(v, s, e) {
+                    out.push(Contact { on_board: Some((qi as u8, j as u8)), point: v });
                 }
             }
-            let (s, e) = n.edge(j);
-            if n.glued & (1 << j) == 0 {
-                for &v in &q.v {
-                    if on_open_segment(v, s, e) {
-                        out.push(Contact { on_board: None, point: v });
-                    }
+        }
+        let (s, e) = n.edge(j);
+        if n.glued & (1 << j) == 0 {
+            for &v in &q.v {
+                if on_open_segment(v, s, e) {
+                    out.push(Contact { on_board: None, point: v });
                 }
             }
         }
     }
     out
+}
+
+/// Bracing contacts between a new piece `n` and the board (board glue as given).
+fn contacts_with(board: &[Piece], n: &Piece) -> Vec<Contact> {
+    board.iter().enumerate().flat_map(|(qi, q)| contacts_between(qi, q, n)).collect()
 }
 
 /// Is there a bracing contact between the two new pieces `a` and `b` themselves?
@@ -369,8 +400,20 @@ impl TriGolden {
         true
     }
 
-    /// Every legal single placement (rules 1–4) for `seat` on `board`, with stock.
-    fn singles_on(&self, board: &[Piece], seat: Seat) -> Vec<Cand> {
+    /// The incremental tracker's methods.
+    pub fn tracker(&self) -> &Tracker {
+        &self.tracker
+    }
+
+    /// Every legal single placement (rules 1–4) for `seat` now, from the tracker, ordered by
+    /// placement.
+    fn singles(&self, seat: Seat) -> Vec<&Method> {
+        self.tracker.for_seat(&self.pieces, &self.stock[seat.index()], seat).collect()
+    }
+
+    /// Every legal single placement (rules 1–4) for `seat` on `board`, with stock, by brute
+    /// force over the board: the full recompute the tracker is checked against.
+    pub fn singles_brute(&self, board: &[Piece], seat: Seat) -> Vec<Method> {
         let mut out = Vec::new();
         let stock = &self.stock[seat.index()];
         for (ti, t) in board.iter().enumerate() {
@@ -394,7 +437,12 @@ impl TriGolden {
                             let p = Place { target: ti as u8, edge: e, shape: si as u8, mirror, own };
                             let Some(n) = self.shape_at(board, p) else { continue };
                             if board.iter().all(|x| Self::clear_of(&n, x)) {
-                                out.push(Cand { place: p, piece: n, contacts: contacts_with(board, &n) });
+                                out.push(Method {
+                                    id: 0,
+                                    place: p,
+                                    piece: n,
+                                    contacts: contacts_with(board, &n),
+                                });
                             }
                         }
                     }
@@ -405,11 +453,13 @@ impl TriGolden {
     }
 
     /// Is there a bracing contact involving `a` or `b` once both are down (rule 6)? A contact
-    /// on the edge the other piece glues no longer counts.
-    fn braces(&self, a: &Cand, b: &Cand) -> bool {
+    /// on an edge glued since it was recorded, or on the edge the other piece glues, does not
+    /// count.
+    fn braces(&self, a: &Method, b: &Method) -> bool {
         let counts = |c: &Contact, other: &Place| match c.on_board {
             Some((q, e)) => {
                 (q, e) != (other.target, other.edge)
+                    && self.pieces[usize::from(q)].glued & (1 << e) == 0
                     && !(self.options.rule6_new_point && self.scored.binary_search(&(q, c.point)).is_ok())
             }
             None => true,
@@ -419,15 +469,14 @@ impl TriGolden {
             || mutual_contact(&a.piece, &b.piece)
     }
 
-    /// Can `a` and `b` be one turn's two pieces (rules 1–6, in either order)? Both must be
-    /// legal singles on the board the turn starts from.
-    fn pair_ok(&self, a: &Cand, b: &Cand) -> bool {
+    /// Can `a` and `b` be one turn's two pieces (rules 1–6, in either order), with `stock` the
+    /// mover's stock at the turn's start? Both must be legal singles at the turn's start.
+    fn pair_ok(&self, a: &Method, b: &Method, stock: &[u8; 8]) -> bool {
         let (pa, pb) = (&a.place, &b.place);
         if (pa.target, pa.edge) == (pb.target, pb.edge) {
             return false;
         }
-        let seat = a.piece.owner;
-        if pa.shape == pb.shape && self.stock[seat.index()][usize::from(pa.shape)] < 2 {
+        if pa.shape == pb.shape && stock[usize::from(pa.shape)] < 2 {
             return false;
         }
         if !(Self::clear_of(&b.piece, &a.piece) || Self::clear_of(&a.piece, &b.piece)) {
@@ -436,16 +485,17 @@ impl TriGolden {
         pa.target == pb.target || self.braces(a, b)
     }
 
-    /// Does `seat` have a co-live pair on `board`: two pieces on two edges of one opponent
-    /// piece that can be placed together?
-    fn has_co_live(&self, board: &[Piece], seat: Seat) -> bool {
-        let singles = self.singles_on(board, seat);
+    /// Does `seat` have a co-live pair now: two pieces on two edges of one opponent piece
+    /// that can be placed together?
+    fn has_co_live(&self, seat: Seat) -> bool {
+        let singles = self.singles(seat);
+        let stock = &self.stock[seat.index()];
         for (i, a) in singles.iter().enumerate() {
             for b in &singles[i + 1..] {
                 if b.place.target != a.place.target {
-                    break; // grouped by target (generated in target order)
+                    break; // grouped by target
                 }
-                if b.place.edge != a.place.edge && self.pair_ok(a, b) {
+                if b.place.edge != a.place.edge && self.pair_ok(a, b, stock) {
                     return true;
                 }
             }
@@ -458,9 +508,9 @@ impl TriGolden {
     fn obligation_met(&self) -> bool {
         let seat = self.mover();
         if self.turn + 1 == self.total_turns {
-            !self.singles_on(&self.pieces, seat).is_empty()
+            !self.singles(seat).is_empty()
         } else {
-            self.has_co_live(&self.pieces, seat)
+            self.has_co_live(seat)
         }
     }
 
@@ -475,14 +525,16 @@ impl TriGolden {
             self.legal_actions(&mut v);
             return v.into_iter().map(|a| vec![a]).collect();
         }
-        let singles = self.singles_on(&self.pieces, self.mover());
+        let seat = self.mover();
+        let singles = self.singles(seat);
         if self.is_single_turn() {
             return singles.into_iter().map(|c| vec![Action::Place(c.place)]).collect();
         }
+        let stock = &self.stock[seat.index()];
         let mut out = Vec::new();
         for (i, a) in singles.iter().enumerate() {
             for b in &singles[i + 1..] {
-                if self.pair_ok(a, b) {
+                if self.pair_ok(a, b, stock) {
                     out.push(vec![Action::Place(a.place), Action::Place(b.place)]);
                 }
             }
@@ -566,6 +618,16 @@ impl TriGolden {
         self.pieces[usize::from(p.target)].glued |= 1 << p.edge;
         self.stock[piece.owner.index()][usize::from(p.shape)] -= 1;
         self.pieces.push(piece);
+        self.track();
+    }
+
+    /// Brings the tracker up to date with the last piece; remembers what the first piece of a
+    /// two-piece turn removed.
+    fn track(&mut self) {
+        let mut tracker = std::mem::take(&mut self.tracker);
+        let removed = tracker.placed(self, &self.pieces);
+        self.tracker = tracker;
+        self.removed_by_first = if self.mid || self.is_single_turn() { Vec::new() } else { removed };
     }
 }
 
@@ -592,6 +654,8 @@ impl Game for TriGolden {
             scores: [0, 0],
             scored: Vec::new(),
             outcome: None,
+            tracker: Tracker::default(),
+            removed_by_first: Vec::new(),
         }
     }
 
@@ -626,29 +690,38 @@ impl Game for TriGolden {
         }
         let seat = self.mover();
         if self.mid {
-            // The turn's start: the board without the first piece (its target edge free
-            // again) and the stock with it.
-            let mut start = self.clone();
-            let first = start.pieces.pop().expect("mid-turn");
+            // The second piece: legal at the turn's start (a method now, or one the first
+            // piece removed) and forming a legal pair with the first, in either order.
+            let n = self.pieces.len();
+            let first = self.pieces[n - 1];
             let (target, edge) = first.parent.expect("placed");
-            start.pieces[usize::from(target)].glued &= !(1 << edge);
-            start.stock[seat.index()][usize::from(first.shape)] += 1;
             let place = Place { target, edge, shape: first.shape, mirror: first.mirror, own: first.own };
-            let a = Cand { place, piece: first, contacts: contacts_with(&start.pieces, &first) };
-            for b in start.singles_on(&start.pieces, seat) {
-                if start.pair_ok(&a, &b) {
+            let a =
+                Method { id: 0, place, piece: first, contacts: contacts_with(&self.pieces[..n - 1], &first) };
+            let mut stock = self.stock[seat.index()];
+            stock[usize::from(first.shape)] += 1;
+            let mut seconds: Vec<&Method> = self
+                .tracker
+                .for_seat(&self.pieces, &stock, seat)
+                .chain(self.removed_by_first.iter().filter(|m| stock[usize::from(m.place.shape)] > 0))
+                .filter(|m| m.place != place && self.pieces[usize::from(m.place.target)].owner != seat)
+                .collect();
+            seconds.sort_by_key(|m| m.place);
+            for b in seconds {
+                if self.pair_ok(&a, b, &stock) {
                     out.push(Action::Place(b.place));
                 }
             }
             return;
         }
-        let singles = self.singles_on(&self.pieces, seat);
+        let singles = self.singles(seat);
         if self.is_single_turn() {
             out.extend(singles.into_iter().map(|c| Action::Place(c.place)));
             return;
         }
+        let stock = &self.stock[seat.index()];
         for (i, a) in singles.iter().enumerate() {
-            if singles.iter().enumerate().any(|(j, b)| j != i && self.pair_ok(a, b)) {
+            if singles.iter().enumerate().any(|(j, b)| j != i && self.pair_ok(a, b, stock)) {
                 out.push(Action::Place(a.place));
             }
         }
@@ -660,6 +733,7 @@ impl Game for TriGolden {
                 let s = &self.options.shapes.shapes[usize::from(shape)];
                 let (v, edges) = s.oriented(mirror);
                 self.pieces.push(Piece::new(Seat::First, shape, mirror, v, edges));
+                self.track();
                 self.stock[0][usize::from(shape)] -= 1;
                 self.finish_turn(1);
             }

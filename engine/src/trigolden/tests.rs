@@ -105,3 +105,300 @@ fn renders_a_finished_random_game() {
         std::fs::write(format!("{dir}/random-2.svg"), &svg).unwrap();
     }
 }
+
+// ---- An independent floating-point oracle (convex pieces: the default set) ----
+
+type P = (f64, f64);
+const EPS: f64 = 1e-7;
+
+fn fv(p: &Piece) -> [P; 4] {
+    p.v.map(|z| z.to_f64())
+}
+
+fn cross(o: P, a: P, b: P) -> f64 {
+    (a.0 - o.0) * (b.1 - o.1) - (a.1 - o.1) * (b.0 - o.0)
+}
+
+/// Interiors of two convex polygons overlap: no separating axis among the edge normals.
+fn f_overlap(a: &[P; 4], b: &[P; 4]) -> bool {
+    for poly in [a, b] {
+        for i in 0..4 {
+            let (p, q) = (poly[i], poly[(i + 1) % 4]);
+            let n = (q.1 - p.1, p.0 - q.0);
+            let proj = |s: &[P; 4]| {
+                let v: Vec<f64> = s.iter().map(|r| r.0 * n.0 + r.1 * n.1).collect();
+                (v.iter().copied().fold(f64::MAX, f64::min), v.iter().copied().fold(f64::MIN, f64::max))
+            };
+            let ((a0, a1), (b0, b1)) = (proj(a), proj(b));
+            if a1.min(b1) - a0.max(b0) <= EPS {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn f_touch(a: P, b: P, c: P, d: P) -> bool {
+    let (o1, o2, o3, o4) = (cross(a, b, c), cross(a, b, d), cross(c, d, a), cross(c, d, b));
+    let big = |x: f64| x.abs() > EPS;
+    if big(o1) && big(o2) && big(o3) && big(o4) && (o1 > 0.0) != (o2 > 0.0) && (o3 > 0.0) != (o4 > 0.0) {
+        return true;
+    }
+    if big(o1) || big(o2) {
+        return false;
+    }
+    let u = (b.0 - a.0, b.1 - a.1);
+    let len2 = u.0 * u.0 + u.1 * u.1;
+    let t = |p: P| ((p.0 - a.0) * u.0 + (p.1 - a.1) * u.1) / len2;
+    let (tc, td) = (t(c), t(d));
+    (tc.max(td)).min(1.0) - (tc.min(td)).max(0.0) > EPS
+}
+
+fn f_same(a: P, b: P) -> bool {
+    (a.0 - b.0).abs() < EPS && (a.1 - b.1).abs() < EPS
+}
+
+fn f_in_open(p: P, a: P, b: P) -> bool {
+    let u = (b.0 - a.0, b.1 - a.1);
+    let len2 = u.0 * u.0 + u.1 * u.1;
+    let t = ((p.0 - a.0) * u.0 + (p.1 - a.1) * u.1) / len2;
+    cross(a, b, p).abs() < EPS && t > EPS && t < 1.0 - EPS
+}
+
+/// Rules 2–4 for `n` (glued by its edge `n.own`) against `x`, by the oracle.
+fn f_clear(n: &Piece, x: &Piece) -> bool {
+    let (nv, xv) = (fv(n), fv(x));
+    if f_overlap(&nv, &xv) {
+        return false;
+    }
+    let k = usize::from(n.own);
+    for i in (0..4).filter(|&i| i != k) {
+        for j in 0..4 {
+            if f_touch(nv[i], nv[(i + 1) % 4], xv[j], xv[(j + 1) % 4]) {
+                return false;
+            }
+        }
+    }
+    [(k + 2) % 4, (k + 3) % 4].iter().all(|&i| xv.iter().all(|&q| !f_same(nv[i], q)))
+}
+
+/// Every geometric candidate of `seat` (free opponent edge, shape in stock, lengths match),
+/// with the oracle's verdict on rules 1–4.
+fn oracle_singles(g: &TriGolden, seat: Seat) -> Vec<(Place, Piece, bool)> {
+    let mut out = Vec::new();
+    let board = g.pieces();
+    for (ti, t) in board.iter().enumerate() {
+        for e in 0..4u8 {
+            for si in 0..g.options().shapes.shapes.len() {
+                for mirror in [false, true] {
+                    for own in 0..4u8 {
+                        let p = Place { target: ti as u8, edge: e, shape: si as u8, mirror, own };
+                        let Some(n) = g.shape_at(board, p) else { continue };
+                        let ok = t.owner != seat
+                            && t.glued & (1 << e) == 0
+                            && g.stock(seat, si) > 0
+                            && board.iter().all(|x| f_clear(&n, x));
+                        out.push((p, n, ok));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn f_contact(a: &Piece, b: &Piece) -> bool {
+    let (av, bv) = (fv(a), fv(b));
+    let one = |x: &[P; 4], y: &[P; 4], yg: u8| {
+        (0..4).filter(|j| yg & (1 << j) == 0).any(|j| x.iter().any(|&v| f_in_open(v, y[j], y[(j + 1) % 4])))
+    };
+    one(&av, &bv, b.glued) || one(&bv, &av, a.glued)
+}
+
+#[test]
+fn legal_placements_and_turns_agree_with_a_floating_point_oracle() {
+    let mut positions = 0;
+    let mut checked_pairs = 0;
+    for seed in 10..14 {
+        random_game(seed, &mut |g| {
+            if g.outcome().is_some() || !g.at_turn_start() || g.turns_played() % 3 != 1 {
+                return;
+            }
+            positions += 1;
+            let seat = g.mover();
+            let exact: std::collections::HashSet<Place> =
+                g.singles(seat).into_iter().map(|c| c.place).collect();
+            let oracle = oracle_singles(g, seat);
+            for (p, _, ok) in &oracle {
+                assert_eq!(exact.contains(p), *ok, "turn {}: single {p:?}", g.turns_played());
+            }
+            // Turns: every pair the engine offers is compatible and (on different opponent
+            // pieces) braces; a sample of the pairs it refuses are not.
+            let legal: Vec<&(Place, Piece, bool)> = oracle.iter().filter(|x| x.2).collect();
+            let turns: std::collections::HashSet<(Place, Place)> = g
+                .legal_turns()
+                .into_iter()
+                .filter(|t| t.len() == 2)
+                .map(|t| match (t[0], t[1]) {
+                    (Action::Place(a), Action::Place(b)) => (a.min(b), a.max(b)),
+                    _ => unreachable!(),
+                })
+                .collect();
+            for (i, a) in legal.iter().enumerate() {
+                for b in legal.iter().skip(i + 1).step_by(3) {
+                    let (pa, na, pb, nb) = (a.0, a.1, b.0, b.1);
+                    let stock_ok = pa.shape != pb.shape || g.stock(seat, usize::from(pa.shape)) >= 2;
+                    let fits = (pa.target, pa.edge) != (pb.target, pb.edge)
+                        && (f_clear(&nb, &na) || f_clear(&na, &nb));
+                    let rule = pa.target == pb.target || {
+                        // Rule 6 by the oracle: a contact involving a or b, board glue updated.
+                        let mut board: Vec<Piece> = g.pieces().to_vec();
+                        board[usize::from(pa.target)].glued |= 1 << pa.edge;
+                        board[usize::from(pb.target)].glued |= 1 << pb.edge;
+                        f_contact(&na, &nb) || board.iter().any(|x| f_contact(&na, x) || f_contact(&nb, x))
+                    };
+                    let want = stock_ok && fits && rule;
+                    assert_eq!(turns.contains(&(pa.min(pb), pa.max(pb))), want, "pair {pa:?} {pb:?}");
+                    checked_pairs += 1;
+                }
+            }
+        });
+    }
+    assert!(positions >= 8 && checked_pairs > 1000, "{positions} positions, {checked_pairs} pairs");
+}
+
+#[test]
+fn clicks_and_turns_agree() {
+    // Every click sequence of a complete turn is a legal turn, and every legal turn can be
+    // clicked in some order: the two enumerations give the same sets.
+    let mut g = new();
+    play(&mut g, "open:C'");
+    for _ in 0..2 {
+        let mut by_clicks = std::collections::BTreeSet::new();
+        for (clicks, _) in crate::perft::first_turns(&g) {
+            let mut v: Vec<Action> = clicks;
+            v.sort();
+            by_clicks.insert(v);
+        }
+        let by_turns: std::collections::BTreeSet<Vec<Action>> = g
+            .legal_turns()
+            .into_iter()
+            .map(|mut t| {
+                t.sort();
+                t
+            })
+            .collect();
+        assert_eq!(by_clicks, by_turns);
+        assert!(by_turns.len() > 10);
+        // Go on with some turn.
+        for a in by_turns.iter().nth(by_turns.len() / 2).unwrap().clone() {
+            if !g.is_legal(a) {
+                continue;
+            }
+            g.play(a).unwrap();
+        }
+        // Either order of a legal pair works as clicks (when both are legal first clicks).
+        assert!(g.at_turn_start());
+    }
+}
+
+#[test]
+fn the_scoring_modes_share_out_the_same_points() {
+    for seed in 20..22 {
+        let mut actions = Vec::new();
+        let mut rng = crate::rng_from_seed(seed);
+        let mut g = new();
+        let mut v = Vec::new();
+        while g.outcome().is_none() {
+            g.legal_actions(&mut v);
+            let a = v[rand::RngExt::random_range(&mut rng, 0..v.len())];
+            actions.push(a);
+            g.play(a).unwrap();
+        }
+        let replay = |scoring: ScoringMode| {
+            let mut h = TriGolden::new_game(&Options { scoring, ..Options::default() });
+            for &a in &actions {
+                h.play(a).unwrap();
+            }
+            h
+        };
+        let [b, t, s] = [ScoringMode::Bracer, ScoringMode::Trigolden, ScoringMode::SameOwner].map(replay);
+        assert_eq!(b.scores(), g.scores(), "bracer is the default");
+        let total = |h: &TriGolden| h.scores()[0] + h.scores()[1];
+        assert_eq!(total(&b), total(&t), "every point goes to someone in both modes");
+        assert!(total(&s) <= total(&b));
+        assert_eq!(b.scored_points(), s.scored_points(), "the same structures, scored once each");
+        let mut sorted = b.scored_points().to_vec();
+        sorted.dedup();
+        assert_eq!(sorted.len(), b.scored_points().len(), "once-only");
+    }
+}
+
+#[test]
+fn bad_actions_and_bad_bytes_are_refused() {
+    let mut g = new();
+    for bad in ["", "open:", "open:Z", "open:A''", "0.4:A0", "0.1:A4", "x.1:A0", "0.1:A"] {
+        assert!(g.parse_action(bad).is_err(), "{bad:?}");
+    }
+    play(&mut g, "open:A");
+    // Player 2 may not play an opening piece, nor attach to a piece that is not there.
+    assert!(g.play(Action::Open { shape: 0, mirror: false }).is_err());
+    assert!(g.clone().play(g.parse_action("5.0:A0").unwrap()).is_err());
+    // A length mismatch: edge 2 of A has length 2; B's edge 0 has length 1.
+    assert!(g.clone().play(g.parse_action("0.2:B0").unwrap()).is_err());
+    let bytes = to_bytes(&g);
+    assert!(matches!(TriGolden::decode(&bytes[..bytes.len() - 1]), Err(DecodeError::Truncated { .. })));
+    let mut long = bytes.clone();
+    long.push(0);
+    assert!(matches!(TriGolden::decode(&long), Err(DecodeError::Trailing(1))));
+    let mut wrong = bytes.clone();
+    wrong[0] = b'B';
+    assert!(matches!(TriGolden::decode(&wrong), Err(DecodeError::WrongGame { .. })));
+    let mut version = bytes.clone();
+    version[2] = 9;
+    assert!(matches!(TriGolden::decode(&version), Err(DecodeError::Version { .. })));
+    // An illegal placement in the history: piece 1 on player 1's own piece... as piece 0's
+    // edge 2 by a length-1 edge (a mismatch).
+    let mut illegal = to_bytes(&g);
+    illegal.truncate(illegal.len());
+    let n_at = illegal.len() - 6;
+    illegal[n_at] = 2;
+    illegal.extend_from_slice(&[0, 2, 1, 0, 0]);
+    let e = TriGolden::decode(&illegal).unwrap_err().to_string();
+    assert!(e.contains("piece 1"), "{e}");
+}
+
+#[test]
+fn perft_from_the_start() {
+    // Depth 1: three shapes, mirrored or not. Depth 2 cross-checked by clicks in
+    // `clicks_and_turns_agree`; the count itself is what `zeroplay perft trigolden` prints.
+    let g = new();
+    assert_eq!(perft(&g, 1), 6);
+    let t = std::time::Instant::now();
+    let n2 = perft(&g, 2);
+    eprintln!("perft 2 = {n2} in {:?}", t.elapsed());
+    assert!(n2 > 6);
+}
+
+#[test]
+fn the_incremental_tracker_equals_the_full_recompute_after_every_placement() {
+    let mut placements = 0;
+    let mut methods = 0;
+    for seed in 30..36 {
+        let mut ids = std::collections::HashMap::new();
+        random_game(seed, &mut |g| {
+            placements += 1;
+            for seat in Seat::BOTH {
+                let tracked: Vec<Place> = g.singles(seat).iter().map(|m| m.place).collect();
+                let brute: Vec<Place> = g.singles_brute(g.pieces(), seat).iter().map(|m| m.place).collect();
+                assert_eq!(tracked, brute, "{seat} after {} pieces", g.pieces().len());
+                methods += tracked.len();
+            }
+            // Ids are stable: a method keeps its id for as long as it lives.
+            for m in g.tracker().methods() {
+                assert_eq!(*ids.entry(m.id).or_insert(m.place), m.place, "id {} reused", m.id);
+            }
+        });
+    }
+    assert!(placements > 200 && methods > 10_000, "{placements} placements, {methods} methods");
+}
