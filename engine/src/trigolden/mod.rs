@@ -151,6 +151,8 @@ pub struct Piece {
     pub glued: u8,
     /// Bounding box as extreme vertices: least x, greatest x, least y, greatest y.
     pub bbox: [Z; 4],
+    /// Convex (every corner turns left): overlap is then decided by separating edges.
+    pub convex: bool,
 }
 
 fn bbox(v: &[Z; 4]) -> [Z; 4] {
@@ -177,7 +179,21 @@ fn apart(a: &Piece, b: &Piece) -> bool {
 
 impl Piece {
     fn new(owner: Seat, shape: u8, mirror: bool, v: [Z; 4], edges: [(Len, u8); 4]) -> Piece {
-        Piece { owner, shape, mirror, v, edges, parent: None, own: 0, depth: 0, glued: 0, bbox: bbox(&v) }
+        let convex = (0..4)
+            .all(|i| zomega::orient(v[i], v[(i + 1) % 4], v[(i + 2) % 4]) == std::cmp::Ordering::Greater);
+        Piece {
+            owner,
+            shape,
+            mirror,
+            v,
+            edges,
+            parent: None,
+            own: 0,
+            depth: 0,
+            glued: 0,
+            bbox: bbox(&v),
+            convex,
+        }
     }
 
     /// Edge `i` as (start, end).
@@ -378,10 +394,21 @@ impl TriGolden {
         if apart(n, x) {
             return true;
         }
-        if interiors_overlap(&n.v, &x.v) {
+        let k = usize::from(n.own);
+        // Cheapest first. Floating vertices (not on the glued edge) on a vertex: rule 4.
+        for i in [(k + 2) % 4, (k + 3) % 4] {
+            if x.v.contains(&n.v[i]) {
+                return false;
+            }
+        }
+        let overlap = if n.convex && x.convex {
+            zomega::convex_interiors_overlap(&n.v, &x.v)
+        } else {
+            interiors_overlap(&n.v, &x.v)
+        };
+        if overlap {
             return false;
         }
-        let k = usize::from(n.own);
         for i in (0..4).filter(|&i| i != k) {
             let (a, b) = n.edge(i);
             for j in 0..4 {
@@ -389,12 +416,6 @@ impl TriGolden {
                 if segments_touch(a, b, c, d) {
                     return false;
                 }
-            }
-        }
-        // Floating vertices: not on the glued edge.
-        for i in [(k + 2) % 4, (k + 3) % 4] {
-            if x.v.contains(&n.v[i]) {
-                return false;
             }
         }
         true
@@ -411,11 +432,24 @@ impl TriGolden {
         self.tracker.for_seat(&self.pieces, &self.stock[seat.index()], seat).collect()
     }
 
+    /// Every method on `board` for both players, stock aside (what the tracker holds), by
+    /// brute force: the full recompute.
+    pub fn methods_brute(&self, board: &[Piece]) -> Vec<Method> {
+        let all = [[u8::MAX; 8]; 2];
+        let mut out = self.singles_brute_with(board, Seat::First, &all[0]);
+        out.extend(self.singles_brute_with(board, Seat::Second, &all[1]));
+        out.sort_by_key(|m| m.place);
+        out
+    }
+
     /// Every legal single placement (rules 1–4) for `seat` on `board`, with stock, by brute
     /// force over the board: the full recompute the tracker is checked against.
     pub fn singles_brute(&self, board: &[Piece], seat: Seat) -> Vec<Method> {
+        self.singles_brute_with(board, seat, &self.stock[seat.index()])
+    }
+
+    fn singles_brute_with(&self, board: &[Piece], seat: Seat, stock: &[u8; 8]) -> Vec<Method> {
         let mut out = Vec::new();
-        let stock = &self.stock[seat.index()];
         for (ti, t) in board.iter().enumerate() {
             if t.owner == seat {
                 continue;

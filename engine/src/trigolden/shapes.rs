@@ -91,18 +91,23 @@ pub struct Shape {
     pub vertices: [Z; 4],
     /// Edge `i` runs from vertex `i` to `i + 1`: its length and direction (units of 36°).
     pub edges: [(Len, u8); 4],
+    /// The mirror image (computed once): vertices and edges.
+    mirrored: ([Z; 4], [(Len, u8); 4]),
 }
 
 impl Shape {
+    fn new(name: String, count: u8, vertices: [Z; 4], edges: [(Len, u8); 4]) -> Shape {
+        // Mirrored vertex i is the mirror image of vertex (4 − i) mod 4, keeping the order
+        // counter-clockwise.
+        let v: [Z; 4] = std::array::from_fn(|i| vertices[(4 - i) % 4].conj());
+        let e = std::array::from_fn(|i| edge_of(v[(i + 1) % 4] - v[i]).expect("mirrors keep edges"));
+        Shape { name, count, vertices, edges, mirrored: (v, e) }
+    }
+
     /// The vertices and edges of the shape, mirrored (in the real axis) or not, counter-
     /// clockwise. Mirrored vertex `i` is the mirror image of vertex `(4 − i) mod 4`.
     pub fn oriented(&self, mirror: bool) -> ([Z; 4], [(Len, u8); 4]) {
-        if !mirror {
-            return (self.vertices, self.edges);
-        }
-        let v: [Z; 4] = std::array::from_fn(|i| self.vertices[(4 - i) % 4].conj());
-        let e = std::array::from_fn(|i| edge_of(v[(i + 1) % 4] - v[i]).expect("mirrors keep edges"));
-        (v, e)
+        if mirror { self.mirrored } else { (self.vertices, self.edges) }
     }
 }
 
@@ -223,7 +228,7 @@ impl ShapeTable {
             if ones != 2 {
                 return Err(bad(format!("{ones} edges of length 1 (exactly two required)")));
             }
-            shapes.push(Shape { name: p.name, count: p.count, vertices, edges });
+            shapes.push(Shape::new(p.name, p.count, vertices, edges));
         }
         Ok(ShapeTable { shapes })
     }

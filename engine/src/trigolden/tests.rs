@@ -394,6 +394,10 @@ fn the_incremental_tracker_equals_the_full_recompute_after_every_placement() {
                 assert_eq!(tracked, brute, "{seat} after {} pieces", g.pieces().len());
                 methods += tracked.len();
             }
+            // Every method of both players, stock aside.
+            let all: Vec<Place> = g.tracker().methods().iter().map(|m| m.place).collect();
+            let brute: Vec<Place> = g.methods_brute(g.pieces()).iter().map(|m| m.place).collect();
+            assert_eq!(all, brute);
             // Ids are stable: a method keeps its id for as long as it lives.
             for m in g.tracker().methods() {
                 assert_eq!(*ids.entry(m.id).or_insert(m.place), m.place, "id {} reused", m.id);

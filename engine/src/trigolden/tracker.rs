@@ -43,9 +43,10 @@ impl Tracker {
         &self.methods
     }
 
-    /// Updates the methods after `board`'s last piece went down. Returns the methods it
-    /// removed.
-    pub(super) fn placed(&mut self, game: &TriGolden, board: &[Piece]) -> Vec<Method> {
+    /// Updates the methods after `board`'s last piece went down (`game` gives the shape
+    /// table). Returns the methods it removed. The game calls this itself; it is public for
+    /// benchmarks.
+    pub fn placed(&mut self, game: &TriGolden, board: &[Piece]) -> Vec<Method> {
         let ni = board.len() - 1;
         let n = board[ni];
         let glued = n.parent;

@@ -1,0 +1,101 @@
+//! TriGolden benchmarks: one placement's incremental tracker update against the full
+//! recompute on boards of 10, 20, 40 and 54 pieces; legal-turn enumeration in the middle game;
+//! random games; MCTS simulations. Run: `cargo bench -p zeroplay-engine --bench trigolden`.
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use engine::eval::Rollout;
+use engine::game::Game;
+use engine::mcts::{Budget, Mcts, MctsConfig};
+use engine::trigolden::{Options, TriGolden};
+
+/// The states of a random game that places every piece (seeds are tried in order until one
+/// does), one per action.
+fn full_game() -> Vec<TriGolden> {
+    for seed in 0.. {
+        let mut rng = engine::rng_from_seed(seed);
+        let mut g = TriGolden::new_game(&Options::default());
+        let mut states = vec![g.clone()];
+        let mut buf = Vec::new();
+        while g.outcome().is_none() {
+            g.legal_actions(&mut buf);
+            g.play_unchecked(buf[rand::RngExt::random_range(&mut rng, 0..buf.len())]);
+            states.push(g.clone());
+        }
+        if g.pieces().len() == 54 {
+            return states;
+        }
+    }
+    unreachable!()
+}
+
+fn placement(c: &mut Criterion) {
+    let states = full_game();
+    let mut g = c.benchmark_group("trigolden_placement");
+    for n in [10usize, 20, 40, 53] {
+        // The placement of piece n + 1 onto a board of n pieces.
+        let before = states.iter().find(|s| s.pieces().len() == n).expect("reached");
+        let after = states.iter().find(|s| s.pieces().len() == n + 1).expect("reached");
+        g.bench_function(format!("incremental/{n}"), |b| {
+            b.iter_batched(
+                || before.tracker().clone(),
+                |mut t| black_box(t.placed(after, after.pieces()).len()),
+                BatchSize::SmallInput,
+            )
+        });
+        g.bench_function(format!("full_recompute/{n}"), |b| {
+            b.iter(|| black_box(after.methods_brute(after.pieces()).len()))
+        });
+    }
+    g.finish();
+}
+
+fn turns_and_games(c: &mut Criterion) {
+    let states = full_game();
+    let mid = states.iter().find(|s| s.pieces().len() >= 21 && s.at_turn_start()).expect("reached").clone();
+    let mut g = c.benchmark_group("trigolden_midgame");
+    g.bench_function("legal_turns", |b| b.iter(|| black_box(mid.legal_turns().len())));
+    g.bench_function("legal_first_actions", |b| {
+        let mut buf = Vec::new();
+        b.iter(|| {
+            mid.legal_actions(&mut buf);
+            black_box(buf.len())
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("trigolden_random_game");
+    g.throughput(Throughput::Elements(1));
+    g.sample_size(10);
+    let start = TriGolden::new_game(&Options::default());
+    let mut rng = engine::rng_from_seed(9);
+    g.bench_function("generic_clicks", |b| {
+        b.iter(|| {
+            let mut s = start.clone();
+            s.random_playout(&mut rng);
+            black_box(s.outcome())
+        })
+    });
+    g.finish();
+
+    const SIMS: u64 = 20;
+    let mut g = c.benchmark_group("trigolden_mcts_sims");
+    g.throughput(Throughput::Elements(SIMS));
+    g.sample_size(10);
+    let mut rng = engine::rng_from_seed(4);
+    g.bench_function("rollout", |b| {
+        b.iter_batched(
+            || Mcts::new(mid.clone(), MctsConfig::default()),
+            |mut t| {
+                t.search(&Rollout::default(), Budget::sims(SIMS), &mut rng, &mut |_| {});
+                black_box(t.best_action())
+            },
+            BatchSize::LargeInput,
+        )
+    });
+    g.finish();
+}
+
+criterion_group!(benches, placement, turns_and_games);
+criterion_main!(benches);
