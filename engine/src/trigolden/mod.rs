@@ -426,6 +426,11 @@ impl TriGolden {
         &self.tracker
     }
 
+    /// Every edge's state (live, or dead and how), from the tracker.
+    pub fn edge_states(&self) -> Vec<[tracker::EdgeState; 4]> {
+        self.tracker.edge_states(&self.pieces, &self.stock)
+    }
+
     /// Every legal single placement (rules 1–4) for `seat` now, from the tracker, ordered by
     /// placement.
     fn singles(&self, seat: Seat) -> Vec<&Method> {

@@ -1,5 +1,6 @@
 //! SVG pictures of TriGolden positions: pieces coloured by owner (labelled with their number
-//! and shape), the last turn outlined, scored bracing points marked, and the scores.
+//! and shape), the last turn outlined, edges coloured by state (live green; dead: poked red,
+//! clamped purple, suffocated grey; glued plain), scored bracing points marked, the scores.
 //!
 //! Floating point is used here only to draw; no rule depends on it.
 
@@ -72,6 +73,28 @@ pub fn svg(g: &TriGolden) -> String {
             s,
             r#"<text x="{cx:.1}" y="{cy:.1}" font-size="9" text-anchor="middle" dominant-baseline="middle" fill="{stroke}">{i}</text>"#
         );
+    }
+    // Edge states: live edges green; dead ones by kind (glued edges are left plain).
+    use super::tracker::EdgeState;
+    for (p, states) in pieces.iter().zip(g.edge_states()) {
+        for (e, st) in states.iter().enumerate() {
+            let colour = match st {
+                EdgeState::Live => "#2e9d4f",
+                EdgeState::Poked => "#c0392b",
+                EdgeState::Clamped => "#8e44ad",
+                EdgeState::Suffocated => "#7f8c8d",
+                EdgeState::Glued => continue,
+            };
+            let ((x1, y1), (x2, y2)) = (p.v[e].to_f64(), p.v[(e + 1) % 4].to_f64());
+            let _ = write!(
+                s,
+                r#"<line x1="{:.2}" y1="{:.2}" x2="{:.2}" y2="{:.2}" stroke="{colour}" stroke-width="2.5" stroke-linecap="round"><title>{st:?}</title></line>"#,
+                x1 * scale,
+                -y1 * scale,
+                x2 * scale,
+                -y2 * scale
+            );
+        }
     }
     for &(q, z) in g.scored_points() {
         let (x, y) = z.to_f64();

@@ -384,6 +384,7 @@ fn perft_from_the_start() {
 fn the_incremental_tracker_equals_the_full_recompute_after_every_placement() {
     let mut placements = 0;
     let mut methods = 0;
+    let mut kinds = std::collections::HashMap::new();
     for seed in 30..36 {
         let mut ids = std::collections::HashMap::new();
         random_game(seed, &mut |g| {
@@ -393,6 +394,17 @@ fn the_incremental_tracker_equals_the_full_recompute_after_every_placement() {
                 let brute: Vec<Place> = g.singles_brute(g.pieces(), seat).iter().map(|m| m.place).collect();
                 assert_eq!(tracked, brute, "{seat} after {} pieces", g.pieces().len());
                 methods += tracked.len();
+            }
+            // Edge states, dead kinds included.
+            let states = g.edge_states();
+            assert_eq!(
+                states,
+                tracker::edge_states_brute(g),
+                "edge states after {} pieces",
+                g.pieces().len()
+            );
+            for s in states.iter().flatten() {
+                *kinds.entry(*s).or_insert(0) += 1;
             }
             // Every method of both players, stock aside.
             let all: Vec<Place> = g.tracker().methods().iter().map(|m| m.place).collect();
@@ -405,4 +417,9 @@ fn the_incremental_tracker_equals_the_full_recompute_after_every_placement() {
         });
     }
     assert!(placements > 200 && methods > 10_000, "{placements} placements, {methods} methods");
+    use tracker::EdgeState::*;
+    for k in [Live, Glued, Poked, Clamped, Suffocated] {
+        assert!(kinds.get(&k).copied().unwrap_or(0) > 0, "no {k:?} edge in any position: {kinds:?}");
+    }
+    eprintln!("edge states seen: {kinds:?}");
 }

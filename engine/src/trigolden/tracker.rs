@@ -13,8 +13,130 @@
 //! read. [`super::TriGolden::singles_brute`] is the full recompute the tracker is tested
 //! against.
 
+use super::shapes::Len;
+use super::zomega::on_open_segment;
 use super::{Contact, Piece, Place, TriGolden, apart, contacts_between};
 use crate::game::Seat;
+
+/// An edge's standing (rules §7): live, or dead of one kind (the first that applies, in this
+/// order).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum EdgeState {
+    /// At least one opponent piece (from the opponent's remaining stock) can be placed on it.
+    Live,
+    /// Glued (貼死): another piece's edge coincides with it.
+    Glued,
+    /// Poked (頂死): another piece's vertex lies in it.
+    Poked,
+    /// Clamped (夾死): another piece's edge shares an endpoint with it across an empty gap of
+    /// 36° (both edges dead), or of 72° when it has length 1.
+    Clamped,
+    /// Suffocated (悶死): none of these, yet nothing can be placed on it.
+    Suffocated,
+}
+
+/// Reason bits: why an edge is dead, whatever its methods.
+const POKED: u8 = 1;
+const CLAMPED: u8 = 2;
+
+/// The dead-edge reasons `q` gives `p`'s four edges (poked, clamped; gluing is `p.glued`).
+pub fn reasons_between(p: &Piece, q: &Piece) -> [u8; 4] {
+    let mut out = [0u8; 4];
+    if apart(p, q) {
+        return out;
+    }
+    for (i, r) in out.iter_mut().enumerate() {
+        let (s, t) = p.edge(i);
+        if q.v.iter().any(|&v| on_open_segment(v, s, t)) {
+            *r |= POKED;
+        }
+        let (len, dir) = p.edges[i];
+        for j in 0..4 {
+            let (qs, qt) = q.edge(j);
+            let qdir = q.edges[j].1;
+            // The shared endpoint, and each edge's ray away from it (units of 36°), with the
+            // side its piece lies on: +1 counter-clockwise of the ray, −1 clockwise.
+            let (ray_p, side_p, v) = if s == qs || s == qt {
+                (dir, 1, s)
+            } else if t == qs || t == qt {
+                ((dir + 5) % 10, -1, t)
+            } else {
+                continue;
+            };
+            let (ray_q, side_q) = if v == qs { (qdir, 1) } else { ((qdir + 5) % 10, -1) };
+            let d = (10 + ray_q - ray_p) % 10;
+            let (angle, turn) = match d {
+                1 => (1, 1),
+                9 => (1, -1),
+                2 => (2, 1),
+                8 => (2, -1),
+                _ => continue,
+            };
+            // The gap between the rays is empty when both pieces lie outside it.
+            if side_p == -turn && side_q == turn && (angle == 1 || len == Len::One) {
+                *r |= CLAMPED;
+            }
+        }
+    }
+    out
+}
+
+/// An edge's state from its reasons, whether it has a usable method, and its glue bit.
+fn state_of(glued: bool, reasons: u8, live: bool) -> EdgeState {
+    if live {
+        EdgeState::Live
+    } else if glued {
+        EdgeState::Glued
+    } else if reasons & POKED != 0 {
+        EdgeState::Poked
+    } else if reasons & CLAMPED != 0 {
+        EdgeState::Clamped
+    } else {
+        EdgeState::Suffocated
+    }
+}
+
+/// Every edge's state on `board` from `methods` and the reasons given, with `stock`.
+fn states(
+    board: &[Piece],
+    methods: &[Method],
+    reasons: &[[u8; 4]],
+    stock: &[[u8; 8]; 2],
+) -> Vec<[EdgeState; 4]> {
+    let mut live = vec![[false; 4]; board.len()];
+    for m in methods {
+        let t = usize::from(m.place.target);
+        // A method is usable by the target's opponent if they hold that shape.
+        if stock[board[t].owner.other().index()][usize::from(m.place.shape)] > 0 {
+            live[t][usize::from(m.place.edge)] = true;
+        }
+    }
+    board
+        .iter()
+        .enumerate()
+        .map(|(i, p)| std::array::from_fn(|e| state_of(p.glued & (1 << e) != 0, reasons[i][e], live[i][e])))
+        .collect()
+}
+
+/// Every edge's state by brute force: reasons from every pair of pieces, methods recomputed.
+pub fn edge_states_brute(game: &TriGolden) -> Vec<[EdgeState; 4]> {
+    let board = game.pieces();
+    let reasons: Vec<[u8; 4]> = board
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let mut r = [0u8; 4];
+            for (j, q) in board.iter().enumerate() {
+                if i != j {
+                    let x = reasons_between(p, q);
+                    (0..4).for_each(|e| r[e] |= x[e]);
+                }
+            }
+            r
+        })
+        .collect();
+    states(board, &game.methods_brute(board), &reasons, &game.stock)
+}
 
 /// A method: a placement that is legal on the board as it stands (stock aside).
 #[derive(Clone, Debug)]
@@ -35,6 +157,8 @@ pub struct Method {
 pub struct Tracker {
     methods: Vec<Method>,
     next_id: u32,
+    /// Per piece and edge: the dead-edge reasons other pieces give it (they only accumulate).
+    reasons: Vec<[u8; 4]>,
 }
 
 impl Tracker {
@@ -50,6 +174,17 @@ impl Tracker {
         let ni = board.len() - 1;
         let n = board[ni];
         let glued = n.parent;
+        // Dead-edge reasons change only between N and the pieces near it.
+        self.reasons.push([0; 4]);
+        for (i, p) in board[..ni].iter().enumerate() {
+            if !apart(p, &n) {
+                let (to_p, to_n) = (reasons_between(p, &n), reasons_between(&n, p));
+                for e in 0..4 {
+                    self.reasons[i][e] |= to_p[e];
+                    self.reasons[ni][e] |= to_n[e];
+                }
+            }
+        }
         let mut removed = Vec::new();
         self.methods.retain_mut(|m| {
             let gone = glued == Some((m.place.target, m.place.edge)) || !TriGolden::clear_of(&m.piece, &n);
@@ -86,6 +221,11 @@ impl Tracker {
             }
         }
         removed
+    }
+
+    /// Every edge's state now (`stock`: both players' remaining pieces).
+    pub fn edge_states(&self, board: &[Piece], stock: &[[u8; 8]; 2]) -> Vec<[EdgeState; 4]> {
+        states(board, &self.methods, &self.reasons, stock)
     }
 
     /// The methods `seat` may use now: on the opponent's pieces, with a shape in stock.
