@@ -426,6 +426,16 @@ impl TriGolden {
         &self.tracker
     }
 
+    /// The link sets (single, double, co-live) from the tracker's methods.
+    pub fn links(&self) -> tracker::Links {
+        tracker::Links::of(self, self.tracker.methods())
+    }
+
+    /// The link sets from methods recomputed by brute force (for tests).
+    pub fn links_brute(&self) -> tracker::Links {
+        tracker::Links::of(self, &self.methods_brute(&self.pieces))
+    }
+
     /// Every edge's state (live, or dead and how), from the tracker.
     pub fn edge_states(&self) -> Vec<[tracker::EdgeState; 4]> {
         self.tracker.edge_states(&self.pieces, &self.stock)
@@ -592,64 +602,36 @@ impl TriGolden {
         }
     }
 
-    fn tree_distance(&self, a: usize, b: usize) -> u32 {
-        let (mut a, mut b, mut d) = (a, b, 0);
-        while a != b {
-            if self.pieces[a].depth >= self.pieces[b].depth {
-                a = usize::from(self.pieces[a].parent.expect("not the root").0);
-            } else {
-                b = usize::from(self.pieces[b].parent.expect("not the root").0);
-            }
-            d += 1;
-        }
-        d
-    }
-
     /// Scores the bracing structures that appear with the last `new` pieces.
     fn score_turn(&mut self, new: usize) {
-        let n = self.pieces.len();
-        let first_new = n - new;
-        let mut found: Vec<(u8, Z)> = Vec::new();
-        for (qi, q) in self.pieces.iter().enumerate() {
-            for j in 0..4 {
-                if q.glued & (1 << j) != 0 {
-                    continue;
-                }
-                let (s, e) = q.edge(j);
-                for (xi, x) in self.pieces.iter().enumerate() {
-                    if xi == qi || (qi < first_new && xi < first_new) {
-                        continue;
-                    }
-                    for &v in &x.v {
-                        if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v)) {
-                            found.push((qi as u8, v));
-                        }
-                    }
-                }
-            }
-        }
-        for (qi, v) in found {
-            if self.scored.binary_search(&(qi, v)).is_ok() {
-                continue;
-            }
-            // The bracing piece: nearest to Q in the tree among those with a vertex there.
-            let bracer = (0..n)
-                .filter(|&x| x != usize::from(qi) && self.pieces[x].v.contains(&v))
-                .min_by_key(|&x| (self.tree_distance(usize::from(qi), x), x))
-                .expect("a piece has this vertex");
-            let points = self.tree_distance(usize::from(qi), bracer).saturating_sub(1) as i32;
-            let (po, qo) = (self.pieces[bracer].owner, self.pieces[usize::from(qi)].owner);
-            let to = match self.options.scoring {
-                ScoringMode::Bracer => Some(po),
-                ScoringMode::Trigolden => Some(qo),
-                ScoringMode::SameOwner => (po == qo).then_some(po),
-            };
+        let first_new = self.pieces.len() - new;
+        for (qi, v, to, points) in bracing_points(&self.pieces, first_new, &self.scored, self.options.scoring)
+        {
             if let Some(s) = to {
                 self.scores[s.index()] += points;
             }
             let at = self.scored.binary_search(&(qi, v)).unwrap_err();
             self.scored.insert(at, (qi, v));
         }
+    }
+
+    /// The points each player would score if `new` pieces went down now (one turn's scoring,
+    /// the pieces' targets glued), and whether any bracing structure would appear at all.
+    pub fn points_if(&self, new: &[Piece]) -> ([i32; 2], bool) {
+        let mut board = self.pieces.clone();
+        for p in new {
+            let (t, e) = p.parent.expect("a placed piece has a target");
+            board[usize::from(t)].glued |= 1 << e;
+            board.push(*p);
+        }
+        let found = bracing_points(&board, self.pieces.len(), &self.scored, self.options.scoring);
+        let mut pts = [0; 2];
+        for (_, _, to, points) in &found {
+            if let Some(s) = to {
+                pts[s.index()] += points;
+            }
+        }
+        (pts, !found.is_empty())
     }
 
     fn put(&mut self, p: Place) {
@@ -888,6 +870,69 @@ impl Game for TriGolden {
         }
         Ok(g)
     }
+}
+
+/// Tree distance between pieces `a` and `b` (edges of the attachment tree between them).
+fn tree_distance(pieces: &[Piece], a: usize, b: usize) -> u32 {
+    let (mut a, mut b, mut d) = (a, b, 0);
+    while a != b {
+        if pieces[a].depth >= pieces[b].depth {
+            a = usize::from(pieces[a].parent.expect("not the root").0);
+        } else {
+            b = usize::from(pieces[b].parent.expect("not the root").0);
+        }
+        d += 1;
+    }
+    d
+}
+
+/// The bracing structures that appear on `pieces` with the pieces from `first_new` on and
+/// were not `scored` before: (TriGolden piece, point, who scores, points), each once. The
+/// bracing piece is the nearest to Q in the tree among those with a vertex at the point.
+fn bracing_points(
+    pieces: &[Piece],
+    first_new: usize,
+    scored: &[(u8, Z)],
+    mode: ScoringMode,
+) -> Vec<(u8, Z, Option<Seat>, i32)> {
+    let mut found: Vec<(u8, Z)> = Vec::new();
+    for (qi, q) in pieces.iter().enumerate() {
+        for j in 0..4 {
+            if q.glued & (1 << j) != 0 {
+                continue;
+            }
+            let (s, e) = q.edge(j);
+            for (xi, x) in pieces.iter().enumerate() {
+                if xi == qi || (qi < first_new && xi < first_new) || apart(q, x) {
+                    continue;
+                }
+                for &v in &x.v {
+                    if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v)) {
+                        found.push((qi as u8, v));
+                    }
+                }
+            }
+        }
+    }
+    found
+        .into_iter()
+        .filter(|k| scored.binary_search(k).is_err())
+        .map(|(qi, v)| {
+            let q = usize::from(qi);
+            let bracer = (0..pieces.len())
+                .filter(|&x| x != q && pieces[x].v.contains(&v))
+                .min_by_key(|&x| (tree_distance(pieces, q, x), x))
+                .expect("a piece has this vertex");
+            let points = tree_distance(pieces, q, bracer).saturating_sub(1) as i32;
+            let (po, qo) = (pieces[bracer].owner, pieces[q].owner);
+            let to = match mode {
+                ScoringMode::Bracer => Some(po),
+                ScoringMode::Trigolden => Some(qo),
+                ScoringMode::SameOwner => (po == qo).then_some(po),
+            };
+            (qi, v, to, points)
+        })
+        .collect()
 }
 
 /// Perft by turns: the number of distinct sequences of `depth` complete turns from `state`

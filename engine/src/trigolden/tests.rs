@@ -423,3 +423,32 @@ fn the_incremental_tracker_equals_the_full_recompute_after_every_placement() {
     }
     eprintln!("edge states seen: {kinds:?}");
 }
+
+#[test]
+fn link_sets_from_the_tracker_equal_those_from_the_full_recompute() {
+    let (mut singles, mut doubles, mut co_live, mut checked) = (0, 0, 0, 0);
+    for seed in 40..43 {
+        random_game(seed, &mut |g| {
+            if !g.at_turn_start() || g.outcome().is_some() {
+                return;
+            }
+            checked += 1;
+            let links = g.links();
+            assert_eq!(links, g.links_brute(), "after {} pieces", g.pieces().len());
+            singles += links.single.len();
+            doubles += links.double.len();
+            co_live += links.co_live.len();
+            // Co-live pairs of the mover exist exactly when the obligation holds.
+            let mover = g.mover();
+            let has = links.co_live.iter().any(|(a, _)| g.pieces()[usize::from(a.target)].owner != mover);
+            if g.turns_played() + 1 < g.total_turns() {
+                assert!(has, "a live game's mover has a co-live pair");
+            }
+        });
+    }
+    assert!(
+        checked > 30 && singles > 0 && doubles > 0 && co_live > 0,
+        "{checked} {singles} {doubles} {co_live}"
+    );
+    eprintln!("{checked} positions: {singles} single links, {doubles} double links, {co_live} co-live pairs");
+}

@@ -240,3 +240,75 @@ impl Tracker {
         })
     }
 }
+
+/// The link sets of a position (rules §7), named by placement, each list sorted.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Links {
+    /// Single links (單接): a usable method that would form a bracing structure with the
+    /// board, and the points each player would score by it.
+    pub single: Vec<(Place, [i32; 2])>,
+    /// Double links (雙接): two usable methods of one player forming a bracing structure with
+    /// each other that can go down together (different edges, no conflict, stock), and the
+    /// points of that turn.
+    pub double: Vec<(Place, Place, [i32; 2])>,
+    /// Co-live pairs (共活): two usable methods on two edges of one piece that can be placed
+    /// together, checked exactly as arbitration checks it.
+    pub co_live: Vec<(Place, Place)>,
+}
+
+impl Links {
+    /// The link sets from `methods` (all of them, stock aside) on `game`'s board.
+    pub fn of(game: &TriGolden, methods: &[Method]) -> Links {
+        let board = game.pieces();
+        let usable: Vec<&Method> = methods
+            .iter()
+            .filter(|m| {
+                let seat = board[usize::from(m.place.target)].owner.other();
+                game.stock[seat.index()][usize::from(m.place.shape)] > 0
+            })
+            .collect();
+        let mut links = Links::default();
+        for m in &usable {
+            let counts = m.contacts.iter().any(|c| match c.on_board {
+                Some((q, e)) => board[usize::from(q)].glued & (1 << e) == 0,
+                None => true,
+            });
+            if counts {
+                let (pts, any) = game.points_if(&[m.piece]);
+                if any {
+                    links.single.push((m.place, pts));
+                }
+            }
+        }
+        for (i, a) in usable.iter().enumerate() {
+            for b in &usable[i + 1..] {
+                if a.piece.owner != b.piece.owner || apart(&a.piece, &b.piece) {
+                    continue;
+                }
+                let stock = &game.stock[a.piece.owner.index()];
+                let fits = (a.place.target, a.place.edge) != (b.place.target, b.place.edge)
+                    && (a.place.shape != b.place.shape || stock[usize::from(a.place.shape)] >= 2)
+                    && (TriGolden::clear_of(&a.piece, &b.piece) || TriGolden::clear_of(&b.piece, &a.piece));
+                if fits && super::mutual_contact(&a.piece, &b.piece) {
+                    let (pts, _) = game.points_if(&[a.piece, b.piece]);
+                    links.double.push((a.place, b.place, pts));
+                }
+            }
+        }
+        for (i, a) in usable.iter().enumerate() {
+            for b in &usable[i + 1..] {
+                if b.place.target != a.place.target {
+                    continue;
+                }
+                let stock = &game.stock[a.piece.owner.index()];
+                if b.place.edge != a.place.edge && game.pair_ok(a, b, stock) {
+                    links.co_live.push((a.place, b.place));
+                }
+            }
+        }
+        links.single.sort();
+        links.double.sort();
+        links.co_live.sort();
+        links
+    }
+}
