@@ -5,6 +5,8 @@
 //! - `mcts:sims=800,eval=rollout` — MCTS with 800 simulations per turn and the rollout
 //!   evaluator (the user's own AI).
 //! - `mcts:time=200ms,eval=uniform,cpuct=2.0,batch=8,playouts=2,scale=3,fpu=0.1`.
+//! - `trigolden-seed:time=1s,minimax=3` — the user's own TriGolden AI
+//!   ([`crate::trigolden::seed`]; TriGolden only).
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -101,6 +103,8 @@ pub enum AgentSpec {
     Random,
     /// `mcts:…`.
     Mcts(MctsSpec),
+    /// `trigolden-seed:…` (TriGolden only).
+    TrigoldenSeed(crate::trigolden::seed::SeedSettings),
 }
 
 /// A spec string that names no agent.
@@ -135,8 +139,37 @@ impl FromStr for AgentSpec {
         if s == "random" {
             return Ok(AgentSpec::Random);
         }
+        if let Some(rest) = s.strip_prefix("trigolden-seed") {
+            let rest = rest.strip_prefix(':').unwrap_or(rest);
+            let mut seed = crate::trigolden::seed::SeedSettings::default();
+            for kv in rest.split(',').filter(|p| !p.is_empty()) {
+                let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
+                match k {
+                    "sims" => {
+                        seed.sims = Some(
+                            v.parse().ok().filter(|n| *n > 0).ok_or_else(|| err(format!("sims `{v}`")))?,
+                        )
+                    }
+                    "time" => {
+                        seed.time = Some(
+                            parse_duration(v)
+                                .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
+                        )
+                    }
+                    "minimax" => {
+                        seed.minimax_turns = v
+                            .parse()
+                            .ok()
+                            .filter(|n| *n <= 28)
+                            .ok_or_else(|| err(format!("minimax `{v}`: 0 to 28 turns")))?
+                    }
+                    _ => return Err(err(format!("unknown key `{k}` (known: sims, time, minimax)"))),
+                }
+            }
+            return Ok(AgentSpec::TrigoldenSeed(seed));
+        }
         let Some(rest) = s.strip_prefix("mcts") else {
-            return Err(err("expected `random` or `mcts:key=value,...`".into()));
+            return Err(err("expected `random`, `mcts:key=value,...` or `trigolden-seed:...`".into()));
         };
         let rest = rest.strip_prefix(':').unwrap_or(rest);
         let mut spec = MctsSpec {
@@ -258,6 +291,23 @@ impl fmt::Display for AgentSpec {
                 }
                 write!(f, "mcts:{}", parts.join(","))
             }
+            AgentSpec::TrigoldenSeed(s) => {
+                let mut parts = Vec::new();
+                if let Some(n) = s.sims {
+                    parts.push(format!("sims={n}"));
+                }
+                if let Some(t) = s.time {
+                    parts.push(format!("time={}ms", t.as_millis()));
+                }
+                if s.minimax_turns != 3 {
+                    parts.push(format!("minimax={}", s.minimax_turns));
+                }
+                if parts.is_empty() {
+                    f.write_str("trigolden-seed")
+                } else {
+                    write!(f, "trigolden-seed:{}", parts.join(","))
+                }
+            }
         }
     }
 }
@@ -288,6 +338,15 @@ impl AgentSpec {
                     EvalSpec::Net { model, mix } => net(model, *mix)?,
                 };
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
+            }
+            AgentSpec::TrigoldenSeed(s) => {
+                // Only TriGolden has this agent: box it for TriGolden and recover the box as
+                // `G`'s when `G` is TriGolden.
+                let agent: Box<dyn Agent<crate::trigolden::TriGolden>> =
+                    Box::new(crate::trigolden::seed::SeedAgent::new(s.clone(), self.to_string()));
+                let any: Box<dyn std::any::Any> = Box::new(agent);
+                *any.downcast::<Box<dyn Agent<G>>>()
+                    .map_err(|_| format!("{self} plays only {}", crate::trigolden::TriGolden::NAME))?
             }
         })
     }

@@ -15,6 +15,7 @@
 //! placement) is a decisive win for that player.
 
 pub mod render;
+pub mod seed;
 pub mod shapes;
 pub mod tracker;
 pub mod zomega;

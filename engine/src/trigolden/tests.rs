@@ -452,3 +452,72 @@ fn link_sets_from_the_tracker_equal_those_from_the_full_recompute() {
     );
     eprintln!("{checked} positions: {singles} single links, {doubles} double links, {co_live} co-live pairs");
 }
+
+/// Plays `agent`'s whole turn from `g` (both clicks).
+fn agent_turn(
+    agent: &mut dyn crate::agent::Agent<TriGolden>,
+    g: &TriGolden,
+    rng: &mut crate::Rng,
+) -> TriGolden {
+    let mut s = g.clone();
+    loop {
+        let a = agent.choose(&s, rng, &mut |_| {});
+        assert!(s.is_legal(a), "{a} is not legal");
+        agent.observe(&s, a);
+        s.play_unchecked(a);
+        if s.at_turn_start() {
+            return s;
+        }
+    }
+}
+
+#[test]
+fn the_seed_ai_keeps_the_obligation_whenever_some_turn_does() {
+    use crate::agent::AgentSpec;
+    let spec: AgentSpec = "trigolden-seed:sims=6,minimax=0".parse().unwrap();
+    assert_eq!(spec.to_string(), "trigolden-seed:sims=6,minimax=0");
+    assert!(spec.build_with::<crate::battlenumber::BattleNumber>(&|_, _| Err("none".into())).is_err());
+    let mut seed = spec.build::<TriGolden>();
+    let mut mcts = "mcts:sims=6,eval=rollout".parse::<AgentSpec>().unwrap().build::<TriGolden>();
+    let mut rng = crate::rng_from_seed(5);
+    let (mut positions, mut seed_unsafe, mut mcts_unsafe, mut forced, mut risky) = (0, 0, 0, 0, 0);
+    for game in 50..53 {
+        random_game(game, &mut |g| {
+            if g.outcome().is_some() || !g.at_turn_start() || g.turns_played() == 0 || g.is_single_turn() {
+                return;
+            }
+            if g.turns_played() % 2 == 0 && g.pieces().len() > 30 {
+                return; // keep the test quick: every position early, half of them late
+            }
+            let opp = g.mover().other();
+            let loses = |s: &TriGolden| s.outcome().is_some_and(|o| o.decisive == Some(opp));
+            let outcomes: Vec<bool> = g.legal_turns().iter().map(|t| loses(&after_turn(g, t))).collect();
+            let some_safe = outcomes.iter().any(|l| !l);
+            risky += usize::from(outcomes.iter().any(|l| *l));
+            positions += 1;
+            if !some_safe {
+                forced += 1;
+                return;
+            }
+            if loses(&agent_turn(seed.as_mut(), g, &mut rng)) {
+                seed_unsafe += 1;
+            }
+            if loses(&agent_turn(mcts.as_mut(), g, &mut rng)) {
+                mcts_unsafe += 1;
+            }
+        });
+    }
+    eprintln!(
+        "safe-turn property over {positions} positions ({risky} with a losing turn on offer, {forced} with no safe turn): trigolden-seed broke it {seed_unsafe} times, mcts:sims=6 {mcts_unsafe} times"
+    );
+    assert!(positions >= 40 && risky >= 5, "{positions} positions, {risky} with a losing turn");
+    assert_eq!(seed_unsafe, 0);
+}
+
+fn after_turn(g: &TriGolden, t: &[Action]) -> TriGolden {
+    let mut s = g.clone();
+    for &a in t {
+        s.play_unchecked(a);
+    }
+    s
+}
