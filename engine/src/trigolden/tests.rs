@@ -521,3 +521,48 @@ fn after_turn(g: &TriGolden, t: &[Action]) -> TriGolden {
     }
     s
 }
+
+#[test]
+fn scores_match_an_independent_count_from_the_geometry() {
+    // Adjacency from coinciding edges (not the parent links), breadth-first distances, the
+    // nearest bracer among all pieces with a vertex at the point, each point once.
+    let mut shared_points = 0;
+    let mut scored = 0;
+    for seed in 60..76 {
+        let mut before = new();
+        random_game(seed, &mut |g| {
+            let p = g.pieces();
+            let fresh: Vec<(u8, Z)> =
+                g.scored_points().iter().filter(|k| !before.scored_points().contains(k)).copied().collect();
+            let mut delta = [0i32; 2];
+            for (q, v) in fresh {
+                let n = p.len();
+                let adjacent = |i: usize, j: usize| {
+                    (0..4).any(|a| (0..4).any(|b| p[i].edge(a) == (p[j].edge(b).1, p[j].edge(b).0)))
+                };
+                let mut dist = vec![u32::MAX; n];
+                dist[usize::from(q)] = 0;
+                let mut queue = std::collections::VecDeque::from([usize::from(q)]);
+                while let Some(i) = queue.pop_front() {
+                    for j in 0..n {
+                        if dist[j] == u32::MAX && adjacent(i, j) {
+                            dist[j] = dist[i] + 1;
+                            queue.push_back(j);
+                        }
+                    }
+                }
+                let bracers: Vec<usize> =
+                    (0..n).filter(|&x| x != usize::from(q) && p[x].v.contains(&v)).collect();
+                shared_points += usize::from(bracers.len() > 1);
+                let b = *bracers.iter().min_by_key(|&&x| (dist[x], x)).unwrap();
+                delta[p[b].owner.index()] += dist[b].saturating_sub(1) as i32;
+                scored += 1;
+            }
+            let got = [g.scores()[0] - before.scores()[0], g.scores()[1] - before.scores()[1]];
+            assert_eq!(got, delta, "turn {}", g.turns_played());
+            before = g.clone();
+        });
+    }
+    eprintln!("{scored} points scored, {shared_points} touched by more than one piece");
+    assert!(scored > 80 && shared_points > 1, "{scored} {shared_points}");
+}
