@@ -159,12 +159,58 @@ pub struct Tracker {
     next_id: u32,
     /// Per piece and edge: the dead-edge reasons other pieces give it (they only accumulate).
     reasons: Vec<[u8; 4]>,
+    /// Spatial index of the pieces: grid cell → pieces whose bounding box meets it.
+    grid: std::collections::HashMap<(i32, i32), Vec<u8>, std::hash::BuildHasherDefault<CellHasher>>,
+}
+
+/// A cheap hasher for grid cells (two small integers; no untrusted keys).
+#[derive(Default)]
+struct CellHasher(u64);
+
+impl std::hash::Hasher for CellHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i as u32)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+/// Grid cell size, in board units (a piece spans one to three).
+const CELL: f64 = 2.0;
+
+/// The grid cells a piece's bounding box meets, widened by a margin far above floating-point
+/// error, so the index never misses a piece whose exact box meets another's: it only narrows
+/// which pieces the exact tests look at.
+fn cells(p: &Piece) -> impl Iterator<Item = (i32, i32)> {
+    const MARGIN: f64 = 1e-6;
+    let (x0, _) = p.bbox[0].to_f64();
+    let (x1, _) = p.bbox[1].to_f64();
+    let (_, y0) = p.bbox[2].to_f64();
+    let (_, y1) = p.bbox[3].to_f64();
+    let cell = |v: f64| (v / CELL).floor() as i32;
+    let (cx0, cx1, cy0, cy1) = (cell(x0 - MARGIN), cell(x1 + MARGIN), cell(y0 - MARGIN), cell(y1 + MARGIN));
+    (cx0..=cx1).flat_map(move |x| (cy0..=cy1).map(move |y| (x, y)))
 }
 
 impl Tracker {
     /// The methods, ordered by placement.
     pub fn methods(&self) -> &[Method] {
         &self.methods
+    }
+
+    /// The pieces whose bounding boxes may meet `p`'s (a superset, sorted).
+    fn near(&self, p: &Piece) -> Vec<usize> {
+        let mut out: Vec<usize> =
+            cells(p).filter_map(|c| self.grid.get(&c)).flatten().map(|&i| usize::from(i)).collect();
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     /// Updates the methods after `board`'s last piece went down (`game` gives the shape
@@ -174,9 +220,13 @@ impl Tracker {
         let ni = board.len() - 1;
         let n = board[ni];
         let glued = n.parent;
+        for c in cells(&n) {
+            self.grid.entry(c).or_default().push(ni as u8);
+        }
         // Dead-edge reasons change only between N and the pieces near it.
         self.reasons.push([0; 4]);
-        for (i, p) in board[..ni].iter().enumerate() {
+        for i in self.near(&n).into_iter().filter(|&i| i != ni) {
+            let p = &board[i];
             if !apart(p, &n) {
                 let (to_p, to_n) = (reasons_between(p, &n), reasons_between(&n, p));
                 for e in 0..4 {
@@ -206,13 +256,12 @@ impl Tracker {
                     for own in 0..4u8 {
                         let place = Place { target: ni as u8, edge: e, shape: si as u8, mirror, own };
                         let Some(piece) = game.shape_at(board, place) else { continue };
-                        // `clear_of` and `contacts_between` skip far pieces by bounding box.
-                        if board.iter().all(|x| TriGolden::clear_of(&piece, x)) {
-                            let contacts = board
-                                .iter()
-                                .enumerate()
-                                .flat_map(|(i, q)| contacts_between(i, q, &piece))
-                                .collect();
+                        // Only the pieces the index finds near the candidate can conflict or
+                        // touch; the exact tests decide.
+                        let near = self.near(&piece);
+                        if near.iter().all(|&i| TriGolden::clear_of(&piece, &board[i])) {
+                            let contacts =
+                                near.iter().flat_map(|&i| contacts_between(i, &board[i], &piece)).collect();
                             self.methods.push(Method { id: self.next_id, place, piece, contacts });
                             self.next_id += 1;
                         }

@@ -86,12 +86,12 @@ impl Z {
 
     /// The screen position (x, y) in floating point, for drawing only.
     pub fn to_f64(self) -> (f64, f64) {
+        const COS36: f64 = 0.809_016_994_374_947_4;
+        const COS72: f64 = 0.309_016_994_374_947_45;
+        const SIN36: f64 = 0.587_785_252_292_473_1;
+        const SIN72: f64 = 0.951_056_516_295_153_5;
         let [a, b, c, d] = self.0.map(f64::from);
-        let t = std::f64::consts::PI / 5.0;
-        (
-            a + b * t.cos() + c * (2.0 * t).cos() + d * (3.0 * t).cos(),
-            b * t.sin() + c * (2.0 * t).sin() + d * (3.0 * t).sin(),
-        )
+        (a + b * COS36 + (c - d) * COS72, b * SIN36 + (c + d) * SIN72)
     }
 }
 
