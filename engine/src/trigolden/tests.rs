@@ -566,3 +566,40 @@ fn scores_match_an_independent_count_from_the_geometry() {
     eprintln!("{scored} points scored, {shared_points} touched by more than one piece");
     assert!(scored > 80 && shared_points > 1, "{scored} {shared_points}");
 }
+
+#[test]
+fn arbitration_agrees_with_the_oracle() {
+    // At every turn start of random games: the engine declares an arbitration win exactly
+    // when the floating-point oracle finds no co-live pair for the player to move (or, before
+    // the last single-piece turn, no legal placement at all).
+    let (mut checked, mut arbitrations) = (0, 0);
+    for seed in 0..8 {
+        random_game(seed, &mut |g| {
+            if !g.at_turn_start() || g.turns_played() == 0 || g.turns_played() == g.total_turns() {
+                return;
+            }
+            // The player whose turn starts now (also when the game just ended by arbitration).
+            let seat = TriGolden::mover_of(g.turns_played());
+            let singles: Vec<(Place, Piece)> =
+                oracle_singles(g, seat).into_iter().filter(|x| x.2).map(|x| (x.0, x.1)).collect();
+            let obligation = if g.turns_played() + 1 == g.total_turns() {
+                !singles.is_empty()
+            } else {
+                singles.iter().enumerate().any(|(i, (pa, na))| {
+                    singles[i + 1..].iter().any(|(pb, nb)| {
+                        pa.target == pb.target
+                            && pa.edge != pb.edge
+                            && (pa.shape != pb.shape || g.stock(seat, usize::from(pa.shape)) >= 2)
+                            && (f_clear(nb, na) || f_clear(na, nb))
+                    })
+                })
+            };
+            let arbitrated = g.outcome().is_some_and(|o| o.decisive == Some(seat));
+            assert_eq!(arbitrated, !obligation, "turn {}", g.turns_played());
+            checked += 1;
+            arbitrations += usize::from(arbitrated);
+        });
+    }
+    eprintln!("{checked} turn starts, {arbitrations} arbitration wins");
+    assert!(checked > 150 && arbitrations > 0, "{checked} {arbitrations}");
+}
