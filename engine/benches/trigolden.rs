@@ -70,10 +70,22 @@ fn turns_and_games(c: &mut Criterion) {
     g.sample_size(10);
     let start = TriGolden::new_game(&Options::default());
     let mut rng = engine::rng_from_seed(9);
-    g.bench_function("generic_clicks", |b| {
+    g.bench_function("fast_playout", |b| {
         b.iter(|| {
             let mut s = start.clone();
             s.random_playout(&mut rng);
+            black_box(s.outcome())
+        })
+    });
+    // The same distribution click by click through legal_actions (the baseline).
+    g.bench_function("generic_clicks", |b| {
+        b.iter(|| {
+            let mut s = start.clone();
+            let mut buf = Vec::new();
+            while s.outcome().is_none() {
+                s.legal_actions(&mut buf);
+                s.play_unchecked(buf[rand::RngExt::random_range(&mut rng, 0..buf.len())]);
+            }
             black_box(s.outcome())
         })
     });

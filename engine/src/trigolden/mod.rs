@@ -772,6 +772,63 @@ impl Game for TriGolden {
         }
     }
 
+    /// Same distribution as the generic playout (each click uniform over the legal clicks),
+    /// by rejection: a random method is drawn until one is a legal click, which avoids listing
+    /// every legal click of a two-piece turn.
+    fn random_playout(&mut self, rng: &mut crate::Rng) {
+        use rand::RngExt;
+        let mut buf = Vec::new();
+        while self.outcome.is_none() {
+            let seat = self.mover();
+            let pick = if self.turn == 0 || self.is_single_turn() {
+                None
+            } else if !self.mid {
+                let singles = self.singles(seat);
+                let stock = &self.stock[seat.index()];
+                (0..2 * singles.len().max(1))
+                    .map(|_| singles.get(rng.random_range(0..singles.len().max(1))))
+                    .find_map(|a| {
+                        let a = a?;
+                        singles
+                            .iter()
+                            .any(|b| !std::ptr::eq(*b, *a) && self.pair_ok(a, b, stock))
+                            .then_some(a.place)
+                    })
+            } else {
+                let n = self.pieces.len();
+                let first = self.pieces[n - 1];
+                let (target, edge) = first.parent.expect("placed");
+                let place = Place { target, edge, shape: first.shape, mirror: first.mirror, own: first.own };
+                let a = Method {
+                    id: 0,
+                    place,
+                    piece: first,
+                    contacts: contacts_with(&self.pieces[..n - 1], &first),
+                };
+                let mut stock = self.stock[seat.index()];
+                stock[usize::from(first.shape)] += 1;
+                let seconds: Vec<&Method> = self
+                    .tracker
+                    .for_seat(&self.pieces, &stock, seat)
+                    .chain(self.removed_by_first.iter().filter(|m| stock[usize::from(m.place.shape)] > 0))
+                    .filter(|m| m.place != place && self.pieces[usize::from(m.place.target)].owner != seat)
+                    .collect();
+                (0..2 * seconds.len().max(1))
+                    .map(|_| seconds.get(rng.random_range(0..seconds.len().max(1))))
+                    .find_map(|b| b.filter(|b| self.pair_ok(&a, b, &stock)).map(|b| b.place))
+            };
+            let action = match pick {
+                Some(p) => Action::Place(p),
+                None => {
+                    // Rare: few candidates are legal clicks; list them.
+                    self.legal_actions(&mut buf);
+                    buf[rng.random_range(0..buf.len())]
+                }
+            };
+            self.play_unchecked(action);
+        }
+    }
+
     fn parse_action(&self, text: &str) -> Result<Action, ActionParseError> {
         let err = |reason: &str| ActionParseError { text: text.to_string(), reason: reason.to_string() };
         let t = text.trim();

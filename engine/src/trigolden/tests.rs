@@ -603,3 +603,18 @@ fn arbitration_agrees_with_the_oracle() {
     eprintln!("{checked} turn starts, {arbitrations} arbitration wins");
     assert!(checked > 150 && arbitrations > 0, "{checked} {arbitrations}");
 }
+
+#[test]
+fn the_fast_playout_plays_legal_clicks_to_the_end() {
+    // Every click it makes is legal (replayed through the checked path), and games end as
+    // the rules say.
+    for seed in 0..6 {
+        let mut fast = new();
+        let mut rng = crate::rng_from_seed(seed);
+        fast.random_playout(&mut rng);
+        let o = fast.outcome().expect("finished");
+        let replayed = TriGolden::decode(&to_bytes(&fast)).expect("every click legal");
+        assert_eq!(replayed.outcome(), Some(o));
+        assert!(o.decisive.is_some() || fast.pieces().len() == 54);
+    }
+}
