@@ -618,3 +618,80 @@ fn the_fast_playout_plays_legal_clicks_to_the_end() {
         assert!(o.decisive.is_some() || fast.pieces().len() == 54);
     }
 }
+
+/// Is `p` strictly inside the convex counter-clockwise polygon `poly` (floating point)?
+fn f_inside(p: P, poly: &[P; 4]) -> bool {
+    (0..4).all(|i| cross(poly[i], poly[(i + 1) % 4], p) > EPS)
+}
+
+#[test]
+fn dead_edge_kinds_agree_with_a_floating_point_oracle() {
+    // Poked: some other piece's vertex inside the edge. Clamped: another piece's edge meets it
+    // at an endpoint at 36° (or 72° for a length-1 edge) with the gap between them empty
+    // (a point on the bisector just off the corner lies in no piece).
+    use tracker::EdgeState;
+    let (mut poked, mut clamped, mut checked) = (0, 0, 0);
+    for seed in 80..84 {
+        random_game(seed, &mut |g| {
+            if !g.at_turn_start() {
+                return;
+            }
+            let p = g.pieces();
+            let fp: Vec<[P; 4]> = p.iter().map(fv).collect();
+            for (i, states) in g.edge_states().iter().enumerate() {
+                for (e, st) in states.iter().enumerate() {
+                    if matches!(st, EdgeState::Live | EdgeState::Glued) {
+                        continue;
+                    }
+                    checked += 1;
+                    let (a, b) = (fp[i][e], fp[i][(e + 1) % 4]);
+                    let is_poked = (0..p.len()).any(|j| j != i && fp[j].iter().any(|&v| f_in_open(v, a, b)));
+                    let len = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+                    let mut is_clamped = false;
+                    for (v, w) in [(a, b), (b, a)] {
+                        let u = ((w.0 - v.0) / len, (w.1 - v.1) / len);
+                        for (j, q) in fp.iter().enumerate() {
+                            if j == i {
+                                continue;
+                            }
+                            for k in 0..4 {
+                                let (s, t) = (q[k], q[(k + 1) % 4]);
+                                let other = if f_same(s, v) {
+                                    t
+                                } else if f_same(t, v) {
+                                    s
+                                } else {
+                                    continue;
+                                };
+                                let l2 = ((other.0 - v.0).powi(2) + (other.1 - v.1).powi(2)).sqrt();
+                                let u2 = ((other.0 - v.0) / l2, (other.1 - v.1) / l2);
+                                let angle = (u.0 * u2.0 + u.1 * u2.1).clamp(-1.0, 1.0).acos().to_degrees();
+                                let gap_ok = (angle - 36.0).abs() < 1e-6
+                                    || ((angle - 72.0).abs() < 1e-6 && (len - 1.0).abs() < 1e-9);
+                                if !gap_ok {
+                                    continue;
+                                }
+                                let probe = (v.0 + 1e-3 * (u.0 + u2.0), v.1 + 1e-3 * (u.1 + u2.1));
+                                if !fp.iter().any(|poly| f_inside(probe, poly)) {
+                                    is_clamped = true;
+                                }
+                            }
+                        }
+                    }
+                    let want = if is_poked {
+                        EdgeState::Poked
+                    } else if is_clamped {
+                        EdgeState::Clamped
+                    } else {
+                        EdgeState::Suffocated
+                    };
+                    assert_eq!(*st, want, "piece {i} edge {e} after {} pieces", p.len());
+                    poked += usize::from(is_poked);
+                    clamped += usize::from(!is_poked && is_clamped);
+                }
+            }
+        });
+    }
+    eprintln!("{checked} dead edges checked: {poked} poked, {clamped} clamped");
+    assert!(poked > 0 && clamped > 0);
+}
