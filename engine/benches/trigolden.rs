@@ -56,6 +56,25 @@ fn turns_and_games(c: &mut Criterion) {
     let mid = states.iter().find(|s| s.pieces().len() >= 21 && s.at_turn_start()).expect("reached").clone();
     let mut g = c.benchmark_group("trigolden_midgame");
     g.bench_function("legal_turns", |b| b.iter(|| black_box(mid.legal_turns().len())));
+    // The link sets: worked out from scratch, and after one more turn on a position whose
+    // earlier targets' pairs are already known (the incremental case).
+    g.bench_function("links_from_scratch", |b| {
+        b.iter_batched(|| mid.clone(), |s| black_box(s.links().co_live.len()), BatchSize::SmallInput)
+    });
+    let warm = mid.clone();
+    let _ = warm.links();
+    let turn = warm.legal_turns().into_iter().next().expect("a legal turn");
+    g.bench_function("links_after_one_turn", |b| {
+        b.iter_batched(
+            || {
+                let mut s = warm.clone();
+                turn.iter().for_each(|&a| s.play_unchecked(a));
+                s
+            },
+            |s| black_box(s.links().co_live.len()),
+            BatchSize::SmallInput,
+        )
+    });
     g.bench_function("legal_first_actions", |b| {
         let mut buf = Vec::new();
         b.iter(|| {

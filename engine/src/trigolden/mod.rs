@@ -427,9 +427,9 @@ impl TriGolden {
         &self.tracker
     }
 
-    /// The link sets (single, double, co-live) from the tracker's methods.
+    /// The link sets (single, double, co-live), kept by the tracker.
     pub fn links(&self) -> tracker::Links {
-        tracker::Links::of(self, self.tracker.methods())
+        self.tracker.links(self)
     }
 
     /// The link sets from methods recomputed by brute force (for tests).

@@ -161,6 +161,19 @@ pub struct Tracker {
     reasons: Vec<[u8; 4]>,
     /// Spatial index of the pieces: grid cell → pieces whose bounding box meets it.
     grid: std::collections::HashMap<(i32, i32), Vec<u8>, std::hash::BuildHasherDefault<CellHasher>>,
+    /// Per target piece: the geometric pairs of its methods, worked out the first time the
+    /// links are asked for and kept (see [`TargetPairs`]).
+    pairs: Vec<std::sync::OnceLock<TargetPairs>>,
+}
+
+/// The pairs a target piece's methods form: co-live pairs among them, and double links with
+/// methods made before them. A pair's conditions are geometric, so it holds for as long as
+/// both methods live; newer methods' pairs belong to their own target. Stock, and whether both
+/// methods still live, are applied when the pairs are read.
+#[derive(Clone, Debug, Default)]
+struct TargetPairs {
+    co_live: Vec<(u32, u32)>,
+    double: Vec<(u32, u32)>,
 }
 
 /// A cheap hasher for grid cells (two small integers; no untrusted keys).
@@ -223,6 +236,7 @@ impl Tracker {
         for c in cells(&n) {
             self.grid.entry(c).or_default().push(ni as u8);
         }
+        self.pairs.push(std::sync::OnceLock::new());
         // Dead-edge reasons change only between N and the pieces near it.
         self.reasons.push([0; 4]);
         for i in self.near(&n).into_iter().filter(|&i| i != ni) {
@@ -270,6 +284,90 @@ impl Tracker {
             }
         }
         removed
+    }
+
+    /// The pairs of target `t`'s methods (computed once, on first use).
+    fn target_pairs(&self, t: usize) -> &TargetPairs {
+        self.pairs[t].get_or_init(|| {
+            let lo = self.methods.partition_point(|m| usize::from(m.place.target) < t);
+            let hi = self.methods.partition_point(|m| usize::from(m.place.target) <= t);
+            let mine = &self.methods[lo..hi];
+            let compatible = |a: &Method, b: &Method| {
+                (a.place.target, a.place.edge) != (b.place.target, b.place.edge)
+                    && (TriGolden::clear_of(&a.piece, &b.piece) || TriGolden::clear_of(&b.piece, &a.piece))
+            };
+            let mut out = TargetPairs::default();
+            for (i, a) in mine.iter().enumerate() {
+                for b in &mine[i + 1..] {
+                    if a.place.edge != b.place.edge && compatible(a, b) {
+                        out.co_live.push((a.id, b.id));
+                    }
+                }
+                for b in self.methods.iter().filter(|b| b.id < a.id) {
+                    if a.piece.owner == b.piece.owner
+                        && !apart(&a.piece, &b.piece)
+                        && compatible(a, b)
+                        && super::mutual_contact(&a.piece, &b.piece)
+                    {
+                        out.double.push((b.id, a.id));
+                    }
+                }
+            }
+            out
+        })
+    }
+
+    /// The link sets now: single links from the tracked contacts, co-live pairs and double
+    /// links from the per-target pairs (worked out once per target), with stock and the
+    /// points already scored applied.
+    pub fn links(&self, game: &TriGolden) -> Links {
+        let board = game.pieces();
+        let by_id: std::collections::HashMap<u32, &Method> = self.methods.iter().map(|m| (m.id, m)).collect();
+        let usable = |m: &Method| {
+            let seat = board[usize::from(m.place.target)].owner.other();
+            game.stock[seat.index()][usize::from(m.place.shape)] > 0
+        };
+        let pair_usable = |a: &Method, b: &Method| {
+            usable(a)
+                && usable(b)
+                && (a.place.shape != b.place.shape
+                    || game.stock[a.piece.owner.index()][usize::from(a.place.shape)] >= 2)
+        };
+        let mut links = Links::default();
+        for m in self.methods.iter().filter(|m| usable(m)) {
+            let counts = m.contacts.iter().any(|c| match c.on_board {
+                Some((q, e)) => board[usize::from(q)].glued & (1 << e) == 0,
+                None => true,
+            });
+            if counts {
+                let (pts, any) = game.points_if(&[m.piece]);
+                if any {
+                    links.single.push((m.place, pts));
+                }
+            }
+        }
+        for t in 0..board.len() {
+            let tp = self.target_pairs(t);
+            for (a, b) in &tp.co_live {
+                if let (Some(a), Some(b)) = (by_id.get(a), by_id.get(b))
+                    && pair_usable(a, b)
+                {
+                    links.co_live.push((a.place.min(b.place), a.place.max(b.place)));
+                }
+            }
+            for (a, b) in &tp.double {
+                if let (Some(a), Some(b)) = (by_id.get(a), by_id.get(b))
+                    && pair_usable(a, b)
+                {
+                    let (a, b) = if a.place < b.place { (a, b) } else { (b, a) };
+                    links.double.push((a.place, b.place, game.points_if(&[a.piece, b.piece]).0));
+                }
+            }
+        }
+        links.single.sort();
+        links.double.sort();
+        links.co_live.sort();
+        links
     }
 
     /// Every edge's state now (`stock`: both players' remaining pieces).
