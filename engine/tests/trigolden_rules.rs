@@ -9,6 +9,7 @@
 //! down.
 
 use engine::game::{Game, Seat};
+use engine::trigolden::shapes::ShapeTable;
 use engine::trigolden::tracker::EdgeState;
 use engine::trigolden::{Action, Options, ScoringMode, TriGolden};
 use serde::Deserialize;
@@ -27,6 +28,9 @@ struct Case {
     name: String,
     #[serde(default)]
     scoring: Option<String>,
+    /// A shape table (TOML text) instead of the default set.
+    #[serde(default)]
+    pieces: Option<String>,
     actions: String,
     #[serde(default)]
     edges: Vec<(u8, u8, String)>,
@@ -58,7 +62,11 @@ fn run(case: &Case) -> Result<(), String> {
         Some("same-owner") => ScoringMode::SameOwner,
         Some(other) => return Err(format!("unknown scoring {other:?}")),
     };
-    let mut g = TriGolden::new_game(&Options { scoring, ..Options::default() });
+    let shapes = match &case.pieces {
+        Some(t) => std::sync::Arc::new(ShapeTable::parse(t).map_err(|e| e.to_string())?),
+        None => Options::default().shapes,
+    };
+    let mut g = TriGolden::new_game(&Options { scoring, shapes, ..Options::default() });
     for (i, w) in case.actions.split_whitespace().enumerate() {
         let a = g.parse_action(w).map_err(|e| format!("action {}: {e}", i + 1))?;
         g.play(a).map_err(|e| format!("action {} ({w}): {e}", i + 1))?;
@@ -186,5 +194,66 @@ fn find_fixture_positions() {
     }
     for (k, (_, v)) in best {
         println!("== {k}\n{v}\n");
+    }
+}
+
+/// The small set used to reach the last turn quickly: one of each shape per player, so a game
+/// is four turns (P1 1, P2 2, P1 2, P2 1).
+const SMALL_SET: &str = "[[piece]]\nname = \"A\"\ncount = 1\nedges = [\"1@0\", \"1@3\", \"2@5\", \"phi@9\"]\n[[piece]]\nname = \"B\"\ncount = 1\nedges = [\"1@0\", \"2phi@3\", \"phi2@7\", \"1@9\"]\n[[piece]]\nname = \"C\"\ncount = 1\nedges = [\"1@0\", \"phi2@3\", \"phi@7\", \"1@8\"]\n";
+
+/// Lists games of the small set that end by arbitration on the last, single-piece turn, and
+/// turns where a point is touched by more than one piece.
+#[test]
+#[ignore]
+fn find_last_turn_arbitration_and_shared_points() {
+    let options =
+        Options { shapes: std::sync::Arc::new(ShapeTable::parse(SMALL_SET).unwrap()), ..Options::default() };
+    let mut found = 0;
+    for seed in 0..3000u64 {
+        let mut rng = engine::rng_from_seed(seed);
+        let mut g = TriGolden::new_game(&options);
+        let mut actions = Vec::new();
+        let mut buf = Vec::new();
+        while g.outcome().is_none() {
+            g.legal_actions(&mut buf);
+            let a = buf[rand::RngExt::random_range(&mut rng, 0..buf.len())];
+            g.play(a).unwrap();
+            actions.push(a.to_string());
+        }
+        if let Some(o) = g.outcome()
+            && o.decisive.is_some()
+            && g.turns_played() + 1 == g.total_turns()
+        {
+            println!("last-turn arbitration: {} | {o:?}", actions.join(" "));
+            found += 1;
+            if found > 2 {
+                break;
+            }
+        }
+    }
+    for seed in 0..200u64 {
+        let mut rng = engine::rng_from_seed(seed);
+        let mut g = TriGolden::new_game(&Options::default());
+        let mut actions = Vec::new();
+        let mut buf = Vec::new();
+        while g.outcome().is_none() {
+            g.legal_actions(&mut buf);
+            let a = buf[rand::RngExt::random_range(&mut rng, 0..buf.len())];
+            let before = g.scored_points().len();
+            g.play(a).unwrap();
+            actions.push(a.to_string());
+            for &(q, v) in g.scored_points() {
+                let touching = g
+                    .pieces()
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, p)| *i != usize::from(q) && p.v.contains(&v))
+                    .count();
+                if touching > 1 && g.scored_points().len() > before && actions.len() < 16 {
+                    println!("shared point on piece {q}: {} | scores {:?}", actions.join(" "), g.scores());
+                    return;
+                }
+            }
+        }
     }
 }

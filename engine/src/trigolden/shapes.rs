@@ -230,6 +230,17 @@ impl ShapeTable {
             }
             shapes.push(Shape::new(p.name, p.count, vertices, edges));
         }
+        // Player 1 opens with one piece and player 2 ends with one; every other turn places
+        // two: each player's set must be odd.
+        let per_player: u32 = shapes.iter().map(|s| u32::from(s.count)).sum();
+        if per_player.is_multiple_of(2) || per_player > 253 {
+            return Err(ShapeError::Piece {
+                piece: "(all)".into(),
+                problem: format!(
+                    "{per_player} pieces per player: the turns (one piece, then two at a time, then one) need an odd number, at most 253"
+                ),
+            });
+        }
         Ok(ShapeTable { shapes })
     }
 }
@@ -317,6 +328,11 @@ mod tests {
                 "count 0",
             ),
             ("piece = []\n".to_string(), "0 shapes"),
+            (
+                "[[piece]]\nname = \"X\"\ncount = 8\nedges = [\"1@0\", \"1@3\", \"2@5\", \"phi@9\"]\n"
+                    .to_string(),
+                "odd number",
+            ),
             ("[[piece]]\nname = \"X\"\n".to_string(), "missing field"),
         ];
         for (text, want) in cases {
