@@ -67,18 +67,9 @@ impl GateRun {
         let (state, r) = match &self.result {
             Some(r) if r.promoted => (pb::GateState::Promoted, r.clone()),
             Some(r) => (pb::GateState::Rejected, r.clone()),
-            None if pts.is_empty() => (
-                pb::GateState::Running,
-                GateResult {
-                    matches: 0,
-                    points: 0.0,
-                    elo: 0.0,
-                    elo_lo: 0.0,
-                    elo_hi: 0.0,
-                    promoted: false,
-                    reason: String::new(),
-                },
-            ),
+            None if pts.is_empty() => {
+                (pb::GateState::Running, GateResult::without_matches(false, String::new()))
+            }
             None => (
                 pb::GateState::Running,
                 GateResult { reason: String::new(), ..GateResult::new(&pts, false, String::new()) },

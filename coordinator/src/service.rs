@@ -652,15 +652,7 @@ impl Coordinator for CoordinatorService {
             ModelState::Promoted => pb::GateState::Promoted,
             ModelState::Rejected => pb::GateState::Rejected,
         };
-        let g = m.gate.unwrap_or(engine::gating::GateResult {
-            matches: 0,
-            points: 0.0,
-            elo: 0.0,
-            elo_lo: 0.0,
-            elo_hi: 0.0,
-            promoted: false,
-            reason: String::new(),
-        });
+        let g = m.gate.unwrap_or(engine::gating::GateResult::without_matches(false, String::new()));
         Ok(Response::new(pb::GateStatusResponse {
             state: state as i32,
             opponent_version: m.opponent,

@@ -452,6 +452,30 @@ async fn tls_from_config_serves_https_to_a_client_that_trusts_the_certificate() 
     run.shutdown().await;
 }
 
+/// A real worker with 2 slots, running until the sender fires.
+fn spawn_worker(
+    addr: std::net::SocketAddr,
+    spool: &Path,
+) -> (
+    oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<zeroplay_worker::WorkerReport, zeroplay_worker::WorkerError>>,
+) {
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let worker = tokio::spawn(zeroplay_worker::run(
+        WorkerConfig {
+            coordinator: format!("http://{addr}"),
+            token: WORKER.into(),
+            slots: 2,
+            spool_dir: spool.to_path_buf(),
+            ..WorkerConfig::default()
+        },
+        async {
+            let _ = stop_rx.await;
+        },
+    ));
+    (stop_tx, worker)
+}
+
 /// Publishes model bytes as the trainer.
 async fn publish(c: &mut Client, bytes: &[u8]) -> Result<u64, tonic::Status> {
     zeroplay_worker::publish_model(c, "battlenumber", 1, bytes, None).await
@@ -501,19 +525,7 @@ async fn workers_hot_load_published_models_and_keep_theirs_when_one_is_bad() {
     let mut trainer = connect(run.addr, TRAINER);
     let admin = connect(run.addr, ADMIN);
     assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1);
-    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let worker = tokio::spawn(zeroplay_worker::run(
-        WorkerConfig {
-            coordinator: format!("http://{}", run.addr),
-            token: WORKER.into(),
-            slots: 2,
-            spool_dir: dir.path().join("spool"),
-            ..WorkerConfig::default()
-        },
-        async {
-            let _ = stop_rx.await;
-        },
-    ));
+    let (stop_tx, worker) = spawn_worker(run.addr, &dir.path().join("spool"));
     let wait_games = |n: u64| {
         let mut admin = admin.clone();
         async move {
@@ -611,19 +623,7 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     let mut watch = admin.clone().watch_models(pb::WatchModelsRequest {}).await.unwrap().into_inner();
     assert_eq!(watch.next().await.unwrap().unwrap().version, 1);
 
-    let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let worker = tokio::spawn(zeroplay_worker::run(
-        WorkerConfig {
-            coordinator: format!("http://{}", run.addr),
-            token: WORKER.into(),
-            slots: 2,
-            spool_dir: dir.path().join("spool"),
-            ..WorkerConfig::default()
-        },
-        async {
-            let _ = stop_rx.await;
-        },
-    ));
+    let (stop_tx, worker) = spawn_worker(run.addr, &dir.path().join("spool"));
     let st = decided(&mut trainer, 2).await;
     assert_eq!(st.state, pb::GateState::Promoted as i32, "{st:?}");
     assert_eq!((st.matches, st.opponent_version), (4, 1));

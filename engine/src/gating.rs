@@ -186,6 +186,11 @@ pub struct GateResult {
 }
 
 impl GateResult {
+    /// A result with no matches behind it (gating off, not started, or failed).
+    pub fn without_matches(promoted: bool, reason: String) -> GateResult {
+        GateResult { matches: 0, points: 0.0, elo: 0.0, elo_lo: 0.0, elo_hi: 0.0, promoted, reason }
+    }
+
     /// The result of a decided run over `points`.
     ///
     /// # Panics

@@ -194,15 +194,7 @@ impl<G: Features> Gatekeeper for LocalGate<'_, G> {
             let max = c.settings.matches;
             gate::<G>(c.model, &opponent, &self.options, c.settings, &mut |n, p| progress(n, max, p))
         } else {
-            GateResult {
-                matches: 0,
-                points: 0.0,
-                elo: 0.0,
-                elo_lo: 0.0,
-                elo_hi: 0.0,
-                promoted: true,
-                reason: "gating off".into(),
-            }
+            GateResult::without_matches(true, "gating off".into())
         };
         let mut version = 0;
         if result.promoted {
@@ -354,15 +346,7 @@ pub fn run<G: Features>(
         pb.finish_and_clear();
         let Gated { result, opponent, version } = gated.unwrap_or_else(|e| {
             warn!(round, error = %e, "gating failed; the candidate is not promoted");
-            let result = GateResult {
-                matches: 0,
-                points: 0.0,
-                elo: 0.0,
-                elo_lo: 0.0,
-                elo_hi: 0.0,
-                promoted: false,
-                reason: format!("gating failed: {e}"),
-            };
+            let result = GateResult::without_matches(false, format!("gating failed: {e}"));
             Gated { result, opponent: OpponentRef::Rollout, version: 0 }
         });
         let (opp_name, opp_elo) = match opponent {

@@ -445,7 +445,7 @@ impl TriGolden {
     /// Every legal single placement (rules 1–4) for `seat` now, from the tracker, ordered by
     /// placement.
     fn singles(&self, seat: Seat) -> Vec<&Method> {
-        self.tracker.for_seat(&self.pieces, &self.stock[seat.index()], seat).collect()
+        self.tracker.for_seat(&self.pieces, self.stock[seat.index()], seat).collect()
     }
 
     /// Every method on `board` for both players, stock aside (what the tracker holds), by
@@ -635,6 +635,27 @@ impl TriGolden {
         (pts, !found.is_empty())
     }
 
+    /// Mid-turn: the turn's first piece as a method, the mover's stock at the turn's start, and
+    /// the candidates for the second piece (legal singles at the turn's start: methods now, or
+    /// ones the first piece removed). Which of them pair with the first is `pair_ok`'s call.
+    fn second_candidates(&self) -> (Method, [u8; 8], Vec<&Method>) {
+        let seat = self.mover();
+        let n = self.pieces.len();
+        let first = self.pieces[n - 1];
+        let (target, edge) = first.parent.expect("placed");
+        let place = Place { target, edge, shape: first.shape, mirror: first.mirror, own: first.own };
+        let a = Method { id: 0, place, piece: first, contacts: contacts_with(&self.pieces[..n - 1], &first) };
+        let mut stock = self.stock[seat.index()];
+        stock[usize::from(first.shape)] += 1;
+        let seconds = self
+            .tracker
+            .for_seat(&self.pieces, stock, seat)
+            .chain(self.removed_by_first.iter().filter(|m| stock[usize::from(m.place.shape)] > 0))
+            .filter(|m| m.place != place && self.pieces[usize::from(m.place.target)].owner != seat)
+            .collect();
+        (a, stock, seconds)
+    }
+
     fn put(&mut self, p: Place) {
         let piece = self.shape_at(&self.pieces, p).expect("contract: a legal action");
         self.pieces[usize::from(p.target)].glued |= 1 << p.edge;
@@ -714,20 +735,7 @@ impl Game for TriGolden {
         if self.mid {
             // The second piece: legal at the turn's start (a method now, or one the first
             // piece removed) and forming a legal pair with the first, in either order.
-            let n = self.pieces.len();
-            let first = self.pieces[n - 1];
-            let (target, edge) = first.parent.expect("placed");
-            let place = Place { target, edge, shape: first.shape, mirror: first.mirror, own: first.own };
-            let a =
-                Method { id: 0, place, piece: first, contacts: contacts_with(&self.pieces[..n - 1], &first) };
-            let mut stock = self.stock[seat.index()];
-            stock[usize::from(first.shape)] += 1;
-            let mut seconds: Vec<&Method> = self
-                .tracker
-                .for_seat(&self.pieces, &stock, seat)
-                .chain(self.removed_by_first.iter().filter(|m| stock[usize::from(m.place.shape)] > 0))
-                .filter(|m| m.place != place && self.pieces[usize::from(m.place.target)].owner != seat)
-                .collect();
+            let (a, stock, mut seconds) = self.second_candidates();
             seconds.sort_by_key(|m| m.place);
             for b in seconds {
                 if self.pair_ok(&a, b, &stock) {
@@ -795,24 +803,7 @@ impl Game for TriGolden {
                             .then_some(a.place)
                     })
             } else {
-                let n = self.pieces.len();
-                let first = self.pieces[n - 1];
-                let (target, edge) = first.parent.expect("placed");
-                let place = Place { target, edge, shape: first.shape, mirror: first.mirror, own: first.own };
-                let a = Method {
-                    id: 0,
-                    place,
-                    piece: first,
-                    contacts: contacts_with(&self.pieces[..n - 1], &first),
-                };
-                let mut stock = self.stock[seat.index()];
-                stock[usize::from(first.shape)] += 1;
-                let seconds: Vec<&Method> = self
-                    .tracker
-                    .for_seat(&self.pieces, &stock, seat)
-                    .chain(self.removed_by_first.iter().filter(|m| stock[usize::from(m.place.shape)] > 0))
-                    .filter(|m| m.place != place && self.pieces[usize::from(m.place.target)].owner != seat)
-                    .collect();
+                let (a, stock, seconds) = self.second_candidates();
                 (0..2 * seconds.len().max(1))
                     .map(|_| seconds.get(rng.random_range(0..seconds.len().max(1))))
                     .find_map(|b| b.filter(|b| self.pair_ok(&a, b, &stock)).map(|b| b.place))

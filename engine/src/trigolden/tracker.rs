@@ -333,19 +333,10 @@ impl Tracker {
                 && (a.place.shape != b.place.shape
                     || game.stock[a.piece.owner.index()][usize::from(a.place.shape)] >= 2)
         };
-        let mut links = Links::default();
-        for m in self.methods.iter().filter(|m| usable(m)) {
-            let counts = m.contacts.iter().any(|c| match c.on_board {
-                Some((q, e)) => board[usize::from(q)].glued & (1 << e) == 0,
-                None => true,
-            });
-            if counts {
-                let (pts, any) = game.points_if(&[m.piece]);
-                if any {
-                    links.single.push((m.place, pts));
-                }
-            }
-        }
+        let mut links = Links {
+            single: single_links(game, self.methods.iter().filter(|m| usable(m))),
+            ..Links::default()
+        };
         for t in 0..board.len() {
             let tp = self.target_pairs(t);
             for (a, b) in &tp.co_live {
@@ -379,7 +370,7 @@ impl Tracker {
     pub(super) fn for_seat<'a>(
         &'a self,
         board: &'a [Piece],
-        stock: &'a [u8; 8],
+        stock: [u8; 8],
         seat: Seat,
     ) -> impl Iterator<Item = &'a Method> + 'a {
         self.methods.iter().filter(move |m| {
@@ -403,6 +394,24 @@ pub struct Links {
     pub co_live: Vec<(Place, Place)>,
 }
 
+/// Single links among `methods`: those whose contacts still count (on edges not glued since)
+/// and form a bracing structure, with each player's points.
+fn single_links<'a>(game: &TriGolden, methods: impl Iterator<Item = &'a Method>) -> Vec<(Place, [i32; 2])> {
+    let board = game.pieces();
+    methods
+        .filter(|m| {
+            m.contacts.iter().any(|c| match c.on_board {
+                Some((q, e)) => board[usize::from(q)].glued & (1 << e) == 0,
+                None => true,
+            })
+        })
+        .filter_map(|m| {
+            let (pts, any) = game.points_if(&[m.piece]);
+            any.then_some((m.place, pts))
+        })
+        .collect()
+}
+
 impl Links {
     /// The link sets from `methods` (all of them, stock aside) on `game`'s board.
     pub fn of(game: &TriGolden, methods: &[Method]) -> Links {
@@ -414,19 +423,7 @@ impl Links {
                 game.stock[seat.index()][usize::from(m.place.shape)] > 0
             })
             .collect();
-        let mut links = Links::default();
-        for m in &usable {
-            let counts = m.contacts.iter().any(|c| match c.on_board {
-                Some((q, e)) => board[usize::from(q)].glued & (1 << e) == 0,
-                None => true,
-            });
-            if counts {
-                let (pts, any) = game.points_if(&[m.piece]);
-                if any {
-                    links.single.push((m.place, pts));
-                }
-            }
-        }
+        let mut links = Links { single: single_links(game, usable.iter().copied()), ..Links::default() };
         for (i, a) in usable.iter().enumerate() {
             for b in &usable[i + 1..] {
                 if a.piece.owner != b.piece.owner || apart(&a.piece, &b.piece) {
