@@ -204,7 +204,7 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
 
 const MODEL_MD: &str = "# zeroplay model (Battle Number)
 
-A residual MLP. Input: the Battle Number feature vector, version `feature_version` (950
+A residual MLP. Input: the Battle Number feature vector, version `feature_version` (1,003
 floats, from the view of the player to move; the layout is in
 `engine/src/battlenumber/features.rs`). Forward pass, with `relu` and `W` stored `[in, out]`
 (multiply as `x · W + b`):

@@ -133,7 +133,7 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(exported.join("model.json")).unwrap()).unwrap();
     assert_eq!(doc["game"], "battlenumber");
-    assert_eq!(doc["feature_len"], 950);
+    assert_eq!(doc["feature_len"], 20 * 49 + 23);
     let names: Vec<&str> =
         doc["tensors"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"input.weight") && names.contains(&"policy.bias"), "{names:?}");

@@ -5,6 +5,8 @@
 //! - `mcts:sims=800,eval=rollout` — MCTS with 800 simulations per turn and the rollout
 //!   evaluator (the user's own AI).
 //! - `mcts:time=200ms,eval=uniform,cpuct=2.0,batch=8,playouts=2,scale=3,fpu=0.1`.
+//! - `mcts:time=100ms,eval=net,model=best.safetensors,lambda=0.5` — the network's priors,
+//!   and its value mixed half and half with one random playout ([`crate::eval::Mixed`]).
 //! - `trigolden-seed:time=1s,minimax=3` — the user's own TriGolden AI
 //!   ([`crate::trigolden::seed`]; TriGolden only).
 //!
@@ -76,6 +78,9 @@ pub enum EvalSpec {
         model: String,
         /// Weight of the margin term in the network's utility.
         mix: f32,
+        /// Weight of random playouts mixed into the network's value ([`crate::eval::Mixed`];
+        /// 0: the network alone).
+        lambda: f32,
     },
 }
 
@@ -182,6 +187,7 @@ impl FromStr for AgentSpec {
         let mut eval_name = "rollout".to_string();
         let mut model: Option<String> = None;
         let mut mix = 0.5f32;
+        let mut lambda = 0.0f32;
         for kv in rest.split(',').filter(|p| !p.is_empty()) {
             let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
             let num = |what: &str| -> Result<f64, SpecError> {
@@ -213,6 +219,12 @@ impl FromStr for AgentSpec {
                         return Err(err("mix must be in [0, 1]".into()));
                     }
                 }
+                "lambda" => {
+                    lambda = num("lambda")? as f32;
+                    if lambda > 1.0 {
+                        return Err(err("lambda must be in [0, 1]".into()));
+                    }
+                }
                 "cpuct" => spec.config.c_puct = num("cpuct")? as f32,
                 "fpu" => spec.config.fpu_reduction = num("fpu")? as f32,
                 "batch" => spec.config.batch_size = (num("batch")? as usize).clamp(1, 4096),
@@ -224,7 +236,7 @@ impl FromStr for AgentSpec {
                 }
                 _ => {
                     return Err(err(format!(
-                        "unknown key `{k}` (known: sims, time, eval, playouts, model, mix, cpuct, fpu, batch, scale)"
+                        "unknown key `{k}` (known: sims, time, eval, playouts, model, mix, lambda, cpuct, fpu, batch, scale)"
                     )));
                 }
             }
@@ -235,11 +247,15 @@ impl FromStr for AgentSpec {
             "net" => EvalSpec::Net {
                 model: model.take().ok_or_else(|| err("eval=net needs model=PATH".into()))?,
                 mix,
+                lambda,
             },
             other => return Err(err(format!("unknown evaluator `{other}` (known: rollout, uniform, net)"))),
         };
         if model.is_some() {
             return Err(err("model= is only for eval=net".into()));
+        }
+        if lambda > 0.0 && !matches!(spec.eval, EvalSpec::Net { .. }) {
+            return Err(err("lambda= is only for eval=net".into()));
         }
         if spec.sims.is_none() && spec.time.is_none() {
             spec.sims = Some(800);
@@ -268,11 +284,14 @@ impl fmt::Display for AgentSpec {
                             parts.push(format!("playouts={playouts}"));
                         }
                     }
-                    EvalSpec::Net { model, mix } => {
+                    EvalSpec::Net { model, mix, lambda } => {
                         parts.push("eval=net".into());
                         parts.push(format!("model={model}"));
                         if *mix != 0.5 {
                             parts.push(format!("mix={mix}"));
+                        }
+                        if *lambda != 0.0 {
+                            parts.push(format!("lambda={lambda}"));
                         }
                     }
                 }
@@ -335,7 +354,18 @@ impl AgentSpec {
                     EvalSpec::Rollout { playouts } => {
                         Arc::new(Rollout { score_scale: m.config.score_scale, playouts: *playouts })
                     }
-                    EvalSpec::Net { model, mix } => net(model, *mix)?,
+                    EvalSpec::Net { model, mix, lambda } => {
+                        let inner = net(model, *mix)?;
+                        if *lambda > 0.0 {
+                            Arc::new(crate::eval::Mixed {
+                                inner,
+                                rollout: Rollout { score_scale: m.config.score_scale, playouts: 1 },
+                                lambda: *lambda,
+                            })
+                        } else {
+                            inner
+                        }
+                    }
                 };
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
             }
@@ -438,6 +468,7 @@ mod tests {
             "mcts:sims=50,eval=uniform,cpuct=2,batch=8",
             "mcts:time=50ms,eval=net,model=runs/x/best.safetensors,batch=8",
             "mcts:sims=64,eval=net,model=m.safetensors,mix=0.25",
+            "mcts:time=100ms,eval=net,model=m.safetensors,lambda=0.5,batch=8",
         ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();
@@ -447,7 +478,7 @@ mod tests {
         assert_eq!(m.time, Some(Duration::from_millis(1500)));
         assert_eq!(m.eval, EvalSpec::Rollout { playouts: 1 });
         let AgentSpec::Mcts(m) = "mcts:eval=net,model=a/b.safetensors".parse().unwrap() else { panic!() };
-        assert_eq!(m.eval, EvalSpec::Net { model: "a/b.safetensors".into(), mix: 0.5 });
+        assert_eq!(m.eval, EvalSpec::Net { model: "a/b.safetensors".into(), mix: 0.5, lambda: 0.0 });
         // Without a loader, a network agent is an error, not a silent fallback.
         let spec: AgentSpec = "mcts:eval=net,model=x".parse().unwrap();
         let e = spec.build_with::<crate::battlenumber::BattleNumber>(&|p, _| Err(format!("cannot load {p}")));
@@ -465,6 +496,8 @@ mod tests {
             "mcts:eval=net",
             "mcts:model=m.safetensors",
             "mcts:eval=net,model=m,mix=2",
+            "mcts:eval=net,model=m,lambda=1.5",
+            "mcts:eval=rollout,lambda=0.5",
             "mcts:foo=1",
             "mcts:sims",
         ] {

@@ -1,8 +1,8 @@
 //! Battle Number's network encoding ([`Features`]).
 //!
-//! # Features (version 1), from the mover's view
+//! # Features (version 2), from the mover's view
 //!
-//! 19 planes of 49 squares (index `plane · 49 + square`, square = row · 7 + column), then 19
+//! 20 planes of 49 squares (index `plane · 49 + square`, square = row · 7 + column), then 23
 //! scalars:
 //!
 //! | planes | meaning |
@@ -15,6 +15,7 @@
 //! | 16 | the chosen placement square (mid-placement) |
 //! | 17 | the squares of the extraction path so far |
 //! | 18 | the square the extraction path is on |
+//! | 19 | the squares the opponent could place on, were it to move now (placement phase) |
 //!
 //! | scalar | meaning |
 //! |---|---|
@@ -28,6 +29,11 @@
 //! | 16 | 1 if the mover is the first seat |
 //! | 17 | 1 at the start of a turn (nothing chosen yet) |
 //! | 18 | placements made by the mover, ÷ 25 |
+//! | 19, 20 | legal (square, kind, rotation) placements of the mover, of the opponent, ÷ 50 |
+//! | 21, 22 | squares the mover, the opponent could place on, ÷ 49 |
+//!
+//! Version 2 added plane 19 and scalars 19–22: most decided games end with a player left
+//! without a legal placement, and version 1 showed only the mover's squares.
 //!
 //! # Action index (policy head, 69 entries)
 //! `Square(s)` → `s` (0–48); `Piece(kind, rot)` → `49 + 4 · kind + rot` (49–68).
@@ -36,8 +42,8 @@ use super::{Action, BattleNumber, Kind, SQUARES, bitboard::Squares};
 use crate::features::Features;
 use crate::game::Game;
 
-const PLANES: usize = 19;
-const SCALARS: usize = 19;
+const PLANES: usize = 20;
+const SCALARS: usize = 23;
 
 fn plane(out: &mut [f32], p: usize, mask: u64) {
     for sq in Squares(mask) {
@@ -46,7 +52,7 @@ fn plane(out: &mut [f32], p: usize, mask: u64) {
 }
 
 impl Features for BattleNumber {
-    const FEATURE_VERSION: u32 = 1;
+    const FEATURE_VERSION: u32 = 2;
     const FEATURE_LEN: usize = PLANES * SQUARES + SCALARS;
     const POLICY_LEN: usize = SQUARES + 20;
 
@@ -74,6 +80,9 @@ impl Features for BattleNumber {
             plane(out, 17, visited);
             plane(out, 18, 1u64 << cur);
         }
+        let (my_squares, my_count) = self.placement_mobility(me);
+        let (opp_squares, opp_count) = self.placement_mobility(opp);
+        plane(out, 19, opp_squares);
         let s = &mut out[PLANES * SQUARES..];
         for k in 0..5 {
             s[k] = f32::from(self.hand[mi][k]) / 5.0;
@@ -89,6 +98,10 @@ impl Features for BattleNumber {
         s[16] = f32::from(u8::from(mi == 0));
         s[17] = f32::from(u8::from(self.at_turn_start()));
         s[18] = f32::from(self.placed[mi]) / 25.0;
+        s[19] = my_count as f32 / 50.0;
+        s[20] = opp_count as f32 / 50.0;
+        s[21] = my_squares.count_ones() as f32 / 49.0;
+        s[22] = opp_squares.count_ones() as f32 / 49.0;
     }
 
     fn action_index(action: &Action) -> Option<usize> {
@@ -134,31 +147,71 @@ mod tests {
 
     #[test]
     fn features_follow_the_mover() {
-        let mut rng = crate::rng_from_seed(7);
-        let mut g = BattleNumber::new_game(&Default::default());
-        let mut buf = vec![0.0; BattleNumber::FEATURE_LEN];
-        let mut actions = Vec::new();
-        let mut plies = 0;
-        while g.outcome().is_none() && plies < 40 {
-            g.encode_features(&mut buf);
-            assert!(buf.iter().all(|x| x.is_finite()));
-            let me = g.perspective();
-            // The mover's own piece planes hold exactly its pieces.
-            let own: usize = buf[..5 * SQUARES].iter().filter(|&&x| x == 1.0).count();
-            assert_eq!(own as u32, g.pieces_of(me).count_ones());
-            let opp: usize = buf[5 * SQUARES..10 * SQUARES].iter().filter(|&&x| x == 1.0).count();
-            assert_eq!(opp as u32, g.pieces_of(me.other()).count_ones());
-            assert_eq!(buf[PLANES * SQUARES + 16], if me == Seat::First { 1.0 } else { 0.0 });
-            // Every legal square click is marked in plane 15.
-            g.legal_actions(&mut actions);
-            for a in &actions {
-                if let Action::Square(s) = a {
-                    assert_eq!(buf[15 * SQUARES + *s as usize], 1.0);
+        // Whole random games, so both phases and the last placements are covered.
+        let (mut at_end, mut opp_empty) = (0, 0);
+        for seed in 0..30 {
+            let mut rng = crate::rng_from_seed(seed);
+            let mut g = BattleNumber::new_game(&Default::default());
+            let mut buf = vec![0.0; BattleNumber::FEATURE_LEN];
+            let mut actions = Vec::new();
+            let mut plies = 0;
+            while g.outcome().is_none() && plies < 400 {
+                g.encode_features(&mut buf);
+                assert!(buf.iter().all(|x| x.is_finite()));
+                let me = g.perspective();
+                // The mover's own piece planes hold exactly its pieces.
+                let own: usize = buf[..5 * SQUARES].iter().filter(|&&x| x == 1.0).count();
+                assert_eq!(own as u32, g.pieces_of(me).count_ones());
+                let opp: usize = buf[5 * SQUARES..10 * SQUARES].iter().filter(|&&x| x == 1.0).count();
+                assert_eq!(opp as u32, g.pieces_of(me.other()).count_ones());
+                assert_eq!(buf[PLANES * SQUARES + 16], if me == Seat::First { 1.0 } else { 0.0 });
+                // Every legal square click is marked in plane 15.
+                g.legal_actions(&mut actions);
+                for a in &actions {
+                    if let Action::Square(s) = a {
+                        assert_eq!(buf[15 * SQUARES + *s as usize], 1.0);
+                    }
                 }
+                // At a turn start in the placement phase, the mover's count of placements is the
+                // number of (square click, piece click) sequences the rules allow.
+                if g.in_placement() && g.at_turn_start() {
+                    let mut sequences = 0;
+                    let mut second = Vec::new();
+                    for a in &actions {
+                        let mut h = g.clone();
+                        h.play(*a).unwrap();
+                        h.legal_actions(&mut second);
+                        sequences += second.len();
+                    }
+                    assert_eq!((buf[PLANES * SQUARES + 19] * 50.0).round(), sequences as f32);
+                    // Plane 19 is where the opponent could click, were it its turn now.
+                    let mut h = g.clone();
+                    h.mover = me.other();
+                    let theirs = if h.placed[h.mover.index()] < super::super::PLACEMENTS[h.mover.index()] {
+                        h.legal_square_clicks()
+                    } else {
+                        0
+                    };
+                    for sq in 0..SQUARES {
+                        assert_eq!(
+                            buf[19 * SQUARES + sq],
+                            if theirs >> sq & 1 == 1 { 1.0 } else { 0.0 },
+                            "square {sq}"
+                        );
+                    }
+                    assert_eq!((buf[PLANES * SQUARES + 22] * 49.0).round(), theirs.count_ones() as f32);
+                }
+                if g.in_placement() && g.at_turn_start() && buf[PLANES * SQUARES + 20] == 0.0 {
+                    opp_empty += 1;
+                }
+                let a = actions[rand::RngExt::random_range(&mut rng, 0..actions.len())];
+                g.play(a).unwrap();
+                plies += 1;
             }
-            let a = actions[rand::RngExt::random_range(&mut rng, 0..actions.len())];
-            g.play(a).unwrap();
-            plies += 1;
+            at_end += usize::from(g.outcome().is_some());
         }
+        assert_eq!(at_end, 30, "every game played to its end");
+        // Some positions leave the opponent without a placement: the case the features are for.
+        assert!(opp_empty > 0);
     }
 }

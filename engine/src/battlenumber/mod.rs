@@ -479,7 +479,12 @@ impl BattleNumber {
 
     /// Squares where `kind` at `rot` may go now for the mover.
     fn legal_mask(&self, ctx: &PlaceCtx, kind: Kind, rot: u8) -> u64 {
-        let me = self.mover.index();
+        self.legal_mask_for(self.mover, ctx, kind, rot)
+    }
+
+    /// Squares where `kind` at `rot` could go for `seat` were it to move now.
+    fn legal_mask_for(&self, seat: Seat, ctx: &PlaceCtx, kind: Kind, rot: u8) -> u64 {
+        let me = seat.index();
         if self.hand[me][kind as usize] == 0 {
             return 0;
         }
@@ -504,6 +509,29 @@ impl BattleNumber {
             }
         }
         m
+    }
+
+    /// Where `seat` could place, were it to move now in the placement phase: the squares
+    /// (as a mask) and the number of distinct (square, kind, rotation) placements. Both are
+    /// 0 outside the placement phase. The network sees both seats' mobility, since a player
+    /// left without a legal placement loses at once.
+    pub fn placement_mobility(&self, seat: Seat) -> (u64, u32) {
+        if self.outcome.is_some()
+            || !self.in_placement()
+            || self.placed[seat.index()] >= PLACEMENTS[seat.index()]
+        {
+            return (0, 0);
+        }
+        let ctx = self.place_ctx();
+        let (mut squares, mut count) = (0u64, 0u32);
+        for kind in Kind::ALL {
+            for rot in 0..kind.rotations() {
+                let m = self.legal_mask_for(seat, &ctx, kind, rot);
+                squares |= m;
+                count += m.count_ones();
+            }
+        }
+        (squares, count)
     }
 
     fn legal_square_mask(&self, ctx: &PlaceCtx) -> u64 {
