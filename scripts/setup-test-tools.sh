@@ -2,7 +2,8 @@
 # Installs what the test suite needs beyond the Rust toolchain: a Python virtual environment
 # with pyarrow (an independent reader of the coordinator's Parquet files, used by
 # tests/parquet_pyarrow.rs) and safetensors + numpy (an independent reader and forward pass
-# of exported models, tests/model_numpy.rs). Idempotent: what is installed is left as it is.
+# of exported models, tests/model_numpy.rs); Debian's Chromium and playwright-core (npm) for
+# the web client's browser tests (tests/web_e2e.rs). Idempotent: what is installed is left as it is.
 #
 #   scripts/setup-test-tools.sh        # prints the venv's python path on stdout
 #
@@ -37,6 +38,28 @@ if ! "$python" -c 'import safetensors.numpy, numpy' >/dev/null 2>&1; then
     echo "setup-test-tools: installing safetensors and numpy into $venv" >&2
     "$python" -m pip install --quiet --disable-pip-version-check 'safetensors>=0.4' 'numpy>=1.24' >&2
     "$python" -c 'import safetensors.numpy, numpy' >&2
+fi
+
+# The browser tests (tests/web_e2e.rs): Debian's Chromium, and playwright-core from npm to
+# drive it (never a browser download of its own).
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+    echo "setup-test-tools: installing Debian's chromium" >&2
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    $sudo apt-get update -qq >&2 || true
+    if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >&2; then
+        echo "setup-test-tools: could not install chromium (apt-get install chromium)" >&2
+        exit 1
+    fi
+fi
+node_dir="$tools/node"
+if [ ! -f "$node_dir/node_modules/playwright-core/package.json" ]; then
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "setup-test-tools: npm not found; install Node.js (>= 18) first" >&2
+        exit 1
+    fi
+    echo "setup-test-tools: installing playwright-core into $node_dir" >&2
+    mkdir -p "$node_dir"
+    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error playwright-core@1.64.1 >&2
 fi
 
 echo "$python"

@@ -59,6 +59,11 @@ pub enum BenchCommand {
     ///
     /// Example: zeroplay bench net --net small --batches 1,16,64,256
     Net(crate::bench_net::NetBenchArgs),
+    /// The play server through its HTTP API: AI move latency against the time asked for,
+    /// simulations/s through the server, and memory per held game.
+    ///
+    /// Example: zeroplay bench serve --ms 100,1000 --moves 20 --games 1000
+    Serve(crate::bench_serve::ServeBenchArgs),
 }
 
 /// `zeroplay bench ingest`.
@@ -130,6 +135,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         BenchCommand::Ingest(a) => ingest(a),
         BenchCommand::Worker(a) => worker(a),
         BenchCommand::Net(a) => crate::bench_net::run(a),
+        BenchCommand::Serve(a) => crate::bench_serve::run(a),
     }
 }
 

@@ -65,6 +65,13 @@ pub enum Command {
     ///
     /// Example: zeroplay coordinator --config configs/coordinator.toml
     Coordinator(CoordinatorArgs),
+    /// Serve the web client and its JSON API: people play Battle Number and TriGolden against
+    /// the best model in a browser. The model comes from a coordinator (followed as workers
+    /// follow it) or a model file (reloaded when it changes); without one, the AI is the
+    /// user's rollout MCTS.
+    ///
+    /// Example: zeroplay serve --model runs/local/trainer/models/best.safetensors
+    Serve(ServeArgs),
     /// Measure: coordinator ingest with simulated workers, and more (see `bench --help`).
     ///
     /// Example: zeroplay bench ingest --workers 8,64,512
@@ -171,6 +178,26 @@ pub struct CoordinatorArgs {
     /// Run directory (overrides the config).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+}
+
+/// `zeroplay serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Configuration file (TOML); see configs/serve.toml. Flags given here override it.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Address to listen on, e.g. 0.0.0.0:8080 (port 0: any free port, printed at start).
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// Serve this model file (reloaded when it changes).
+    #[arg(long, conflicts_with = "coordinator")]
+    pub model: Option<PathBuf>,
+    /// Follow the best model of this coordinator, e.g. http://127.0.0.1:50051.
+    #[arg(long)]
+    pub coordinator: Option<String>,
+    /// Token for the coordinator (or set ZEROPLAY_TOKEN).
+    #[arg(long, env = "ZEROPLAY_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
 }
 
 /// `zeroplay worker`.

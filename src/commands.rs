@@ -16,6 +16,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Render(args) => crate::render_cmd::run(args),
         Command::Local(args) => crate::pipeline_cmd::local(args),
         Command::Coordinator(args) => crate::pipeline_cmd::coordinator(args),
+        Command::Serve(args) => crate::pipeline_cmd::serve(args),
         Command::Worker(args) => crate::pipeline_cmd::worker(args),
         Command::Bench(args) => crate::bench_cmd::run(args),
         Command::Train(args) => crate::train_cmd::train(args),

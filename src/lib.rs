@@ -7,6 +7,7 @@
 pub mod arena_cmd;
 pub mod bench_cmd;
 pub mod bench_net;
+pub mod bench_serve;
 pub mod cli;
 pub mod commands;
 pub mod config;

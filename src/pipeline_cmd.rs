@@ -59,6 +59,37 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<()> {
     })
 }
 
+/// Runs the play server until a signal.
+///
+/// # Errors
+/// Bad configuration, a model file that does not load, or a port that cannot be bound.
+pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
+    let mut cfg: zeroplay_server::ServeConfig = load(args.config.as_deref())?;
+    if let Some(l) = args.listen {
+        cfg.listen = l;
+    }
+    if let Some(m) = args.model {
+        cfg.model = Some(m);
+        cfg.coordinator = None;
+    }
+    if let Some(c) = args.coordinator {
+        cfg.coordinator = Some(c);
+        cfg.model = None;
+    }
+    if let Some(t) = args.token {
+        cfg.token = t;
+    }
+    cfg.validate().map_err(|e| anyhow::anyhow!("serve config: {e}"))?;
+    runtime()?.block_on(async {
+        let listener =
+            TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
+        // Tests and scripts read the address from this line (port 0 picks a free port).
+        println!("zeroplay serve: http://{}/", listener.local_addr()?);
+        zeroplay_server::run(cfg, listener, signal()).await?;
+        Ok(())
+    })
+}
+
 /// Runs a worker until a signal (or `--max-games`).
 ///
 /// # Errors

@@ -1,5 +1,7 @@
 //! Helpers shared by the integration tests that call Python tools.
 
+#![allow(dead_code)] // each test crate uses some of these helpers
+
 use std::path::{Path, PathBuf};
 
 /// The Python with the test tools: `ZEROPLAY_PYTHON`, else the venv that
@@ -23,4 +25,26 @@ pub fn python() -> PathBuf {
         p.display()
     );
     p
+}
+
+/// The browser tools: (the `node_modules` holding playwright-core, the Chromium binary).
+/// Panics (the test fails) with how to install them.
+pub fn browser() -> (PathBuf, PathBuf) {
+    let setup = "run scripts/setup-test-tools.sh (or scripts/test.sh, which runs it and then the tests)";
+    let tools = std::env::var_os("ZEROPLAY_TOOLS")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/zeroplay")))
+        .expect("neither ZEROPLAY_TOOLS nor HOME is set");
+    let modules = tools.join("node/node_modules");
+    assert!(
+        modules.join("playwright-core/package.json").exists(),
+        "playwright-core is not installed in {}; {setup}",
+        modules.display()
+    );
+    let chromium = std::env::var_os("ZEROPLAY_CHROMIUM")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/usr/bin/chromium".into());
+    assert!(chromium.exists(), "no Chromium at {}; {setup}", chromium.display());
+    (modules, chromium)
 }

@@ -499,15 +499,34 @@ fn load_model(kind: &str, bytes: &[u8]) -> Result<model::Model, String> {
 /// Follows `WatchModels`: every newer model is downloaded, checked and swapped in; a corrupt
 /// or mismatched one is refused with a warning and the current one kept. Reconnects with
 /// backoff.
-async fn watch_models(mut client: Client, state: Arc<State>) {
+async fn watch_models(client: Client, state: Arc<State>) {
+    let stop = {
+        let state = state.clone();
+        move || state.stop.load(Ordering::Relaxed)
+    };
+    let cfg = state.cfg.clone();
+    follow_models(client, state.models.clone(), &cfg, &stop).await;
+}
+
+/// Follows the coordinator's best model into `models` until `stop()` says so: every newer
+/// model announced on `WatchModels` is downloaded, checked (size, SHA-256, game and encoding
+/// version) and published to the slot; a corrupt or mismatched one is refused with a warning
+/// and the current one kept. Reconnects with `cfg`'s backoff. Workers and the play server
+/// (`zeroplay serve --coordinator`) both follow models this way.
+pub async fn follow_models(
+    mut client: Client,
+    models: Arc<ModelSlot>,
+    cfg: &WorkerConfig,
+    stop: &(dyn Fn() -> bool + Sync),
+) {
     let mut attempt = 0;
-    while !state.stop.load(Ordering::Relaxed) {
+    while !stop() {
         match client.watch_models(pb::WatchModelsRequest {}).await {
             Ok(resp) => {
                 attempt = 0;
                 let mut stream = resp.into_inner();
                 while let Ok(Some(ann)) = stream.message().await {
-                    if ann.version <= state.models.version() {
+                    if ann.version <= models.version() {
                         continue;
                     }
                     let bytes = match download_model(&mut client, &ann).await {
@@ -521,7 +540,7 @@ async fn watch_models(mut client: Client, state: Arc<State>) {
                     match tokio::task::spawn_blocking(move || load_model(&kind, &bytes)).await {
                         Ok(Ok(m)) => {
                             info!(version = ann.version, sha256 = %ann.sha256, "new model loaded; games switch at their next move");
-                            state.models.publish(ann.version, m);
+                            models.publish(ann.version, m);
                         }
                         Ok(Err(e)) => {
                             warn!(version = ann.version, error = %e, "model refused; keeping the current model")
@@ -534,7 +553,7 @@ async fn watch_models(mut client: Client, state: Arc<State>) {
             }
             Err(s) => debug!(error = %s.message(), "cannot watch models"),
         }
-        tokio::time::sleep(backoff(&state.cfg, attempt)).await;
+        tokio::time::sleep(backoff(cfg, attempt)).await;
         attempt += 1;
     }
 }

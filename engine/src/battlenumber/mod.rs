@@ -15,6 +15,7 @@
 
 pub mod bitboard;
 pub mod features;
+pub mod render;
 mod setup;
 mod text;
 

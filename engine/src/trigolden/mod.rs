@@ -363,6 +363,20 @@ impl TriGolden {
         self.turn == 0 || self.turn + 1 == self.total_turns
     }
 
+    /// The piece `action` would put on the board (its owner, shape and vertices), without
+    /// checking that it is legal: what a client draws as a placement's ghost. `None` when the
+    /// shape or target does not exist or the edge lengths do not match.
+    pub fn ghost(&self, action: Action) -> Option<Piece> {
+        match action {
+            Action::Open { shape, mirror } => {
+                let s = self.options.shapes.shapes.get(usize::from(shape))?;
+                let (v, edges) = s.oriented(mirror);
+                Some(Piece::new(Seat::First, shape, mirror, v, edges))
+            }
+            Action::Place(p) => self.shape_at(&self.pieces, p),
+        }
+    }
+
     /// The piece `p` would place on `board`, if its geometry fits (lengths match).
     fn shape_at(&self, board: &[Piece], p: Place) -> Option<Piece> {
         let t = board.get(usize::from(p.target))?;

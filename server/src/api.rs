@@ -1,0 +1,485 @@
+//! The HTTP API (JSON) and the routes of the web client.
+//!
+//! | method and path | what it does |
+//! |---|---|
+//! | `GET /` , `/replay/{token}` | the web client |
+//! | `GET /api/info` | games, limits, model version, AI statistics |
+//! | `POST /api/games` | a new game: `{game, options, ai_seat, ai_ms, seed}`, or one taken over from a replay: `{replay, at}` |
+//! | `GET /api/games/{id}` | the game: board, legal clicks, history, outcome, replay token |
+//! | `DELETE /api/games/{id}` | drop it |
+//! | `POST /api/games/{id}/click` | `{action}`: one click |
+//! | `POST /api/games/{id}/undo`, `/redo` | back to the previous turn start of a human seat; forward again |
+//! | `POST /api/games/{id}/ai?ms=N` | the AI plays the current turn; server-sent events: `progress` (sims, nodes, depth, elapsed, best, value), then `done` (its clicks and the new state) |
+//! | `GET /api/games/{id}/board.svg` | the board as an SVG download |
+//! | `GET /api/replay/{token}?at=K` | a replay token's game: options, seed, clicks, and the state after K clicks |
+//!
+//! Errors are JSON `{error, status}`: 400 malformed, 404 no such game, 409 not now (AI
+//! thinking, game over, nothing to undo), 413 body too large, 422 a click the rules refuse,
+//! 429 a limit reached. A refused request leaves the game unchanged.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, Path, Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use engine::battlenumber::BattleNumber;
+use engine::game::Seat;
+use engine::trigolden::TriGolden;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio_stream::StreamExt as _;
+
+use crate::table::{GameKind, Served, Session, Table, state_view};
+use crate::{ApiError, AppState, Held, assets, replay};
+
+/// The router over `state`.
+pub fn router(state: Arc<AppState>) -> Router {
+    let limit = state.cfg.max_body_bytes;
+    Router::new()
+        .route("/", get(index))
+        .route("/replay/{token}", get(index))
+        .route(
+            "/app.js",
+            get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], assets::APP_JS) }),
+        )
+        .route(
+            "/style.css",
+            get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], assets::STYLE_CSS) }),
+        )
+        .route("/api/info", get(info))
+        .route("/api/games", post(create))
+        .route("/api/games/{id}", get(show).delete(remove))
+        .route("/api/games/{id}/click", post(click))
+        .route("/api/games/{id}/undo", post(undo))
+        .route("/api/games/{id}/redo", post(redo))
+        .route("/api/games/{id}/ai", post(ai))
+        .route("/api/games/{id}/board.svg", get(svg))
+        .route("/api/replay/{token}", get(replay_info))
+        .fallback(|| async { ApiError::NotFound("no such page".into()) })
+        .layer(DefaultBodyLimit::max(limit))
+        .with_state(state)
+}
+
+async fn index() -> Html<&'static str> {
+    Html(assets::INDEX_HTML)
+}
+
+/// A JSON body whose rejections are API errors (JSON, with the reason).
+pub struct Body<T>(pub T);
+
+impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match Json::<T>::from_request(req, state).await {
+            Ok(Json(v)) => Ok(Body(v)),
+            Err(JsonRejection::BytesRejection(e)) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => Err((
+                StatusCode::PAYLOAD_TOO_LARGE,
+                Json(json!({ "error": "request body too large", "status": 413 })),
+            )
+                .into_response()),
+            Err(e) => Err(ApiError::BadRequest(e.body_text()).into_response()),
+        }
+    }
+}
+
+fn game_id(s: &str) -> Result<u64, ApiError> {
+    u64::from_str_radix(s, 16).map_err(|_| ApiError::NotFound(format!("no game {s:?}")))
+}
+
+fn held(state: &AppState, id: &str) -> Result<Arc<Held>, ApiError> {
+    let n = game_id(id)?;
+    let h = state.games.lock().expect("not poisoned").get(&n).cloned();
+    let h = h.ok_or_else(|| {
+        ApiError::NotFound(format!("no game {id} (finished games are dropped after an idle hour)"))
+    })?;
+    *h.last_used.lock().expect("not poisoned") = Instant::now();
+    Ok(h)
+}
+
+fn view(id: u64, h: &Held) -> Value {
+    let mut v = h.table.lock().expect("not poisoned").view();
+    v["id"] = json!(format!("{id:x}"));
+    v["thinking"] = json!(h.thinking.load(Ordering::SeqCst));
+    v
+}
+
+async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
+    let turns = state.ai_turns.load(Ordering::Relaxed);
+    let sims = state.ai_sims.load(Ordering::Relaxed);
+    let micros = state.ai_micros.load(Ordering::Relaxed);
+    Json(json!({
+        "games": ["battlenumber", "trigolden"],
+        "model_version": state.models.version(),
+        "games_held": state.games_held(),
+        "limits": {
+            "max_games": state.cfg.max_games,
+            "max_games_per_client": state.cfg.max_games_per_client,
+            "default_ai_ms": state.cfg.default_ai_ms,
+            "max_ai_ms": state.cfg.max_ai_ms,
+            "max_body_bytes": state.cfg.max_body_bytes,
+        },
+        "ai": {
+            "turns": turns,
+            "simulations": sims,
+            "sims_per_s": if micros > 0 { sims as f64 / (micros as f64 / 1e6) } else { 0.0 },
+        },
+        "uptime_s": state.started.elapsed().as_secs(),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewGame {
+    game: Option<GameKind>,
+    #[serde(default)]
+    options: Value,
+    /// "first", "second" or "none" (default "second": you move first).
+    ai_seat: Option<String>,
+    ai_ms: Option<u64>,
+    seed: Option<u64>,
+    replay: Option<String>,
+    at: Option<usize>,
+}
+
+fn new_table<G: Served>(
+    state: &AppState,
+    req: &NewGame,
+    ai_seat: Option<Seat>,
+    defaults: &G::Options,
+    ai: crate::table::AiFactory<G>,
+) -> Result<Box<dyn Table>, ApiError> {
+    let (options, seed, actions) = match &req.replay {
+        Some(token) => {
+            if !req.options.is_null() || req.seed.is_some() {
+                return Err(ApiError::BadRequest("a replay brings its own options and seed".into()));
+            }
+            let r = replay::decode::<G>(token, defaults).map_err(ApiError::BadRequest)?;
+            let at = req.at.unwrap_or(r.actions.len());
+            if at > r.actions.len() {
+                return Err(ApiError::BadRequest(format!(
+                    "at={at}: the replay has {} clicks",
+                    r.actions.len()
+                )));
+            }
+            (r.options, r.seed, r.actions[..at].to_vec())
+        }
+        None => {
+            let o = G::options_from_json(&req.options, defaults).map_err(ApiError::BadRequest)?;
+            (o, req.seed.unwrap_or_else(rand::random), Vec::new())
+        }
+    };
+    let models = state.models.clone();
+    let version: Arc<dyn Fn() -> u64 + Send + Sync> =
+        if G::KIND == GameKind::Battlenumber { Arc::new(move || models.version()) } else { Arc::new(|| 0) };
+    Ok(Box::new(Session::<G>::new(options, seed, &actions, ai_seat, ai, version)?))
+}
+
+async fn create(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    Body(req): Body<NewGame>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let kind = match (&req.replay, req.game) {
+        (Some(t), g) => {
+            let k = replay::kind_of(t).map_err(ApiError::BadRequest)?;
+            if g.is_some_and(|g| g != k) {
+                return Err(ApiError::BadRequest(format!("the replay is a {} game", k.name())));
+            }
+            k
+        }
+        (None, Some(g)) => g,
+        (None, None) => return Err(ApiError::BadRequest("name a game: battlenumber or trigolden".into())),
+    };
+    if req.at.is_some() && req.replay.is_none() {
+        return Err(ApiError::BadRequest("at= goes with replay=".into()));
+    }
+    let ai_seat = match req.ai_seat.as_deref() {
+        None | Some("second") => Some(Seat::Second),
+        Some("first") => Some(Seat::First),
+        Some("none") => None,
+        Some(other) => return Err(ApiError::BadRequest(format!("ai_seat {other:?}: first, second or none"))),
+    };
+    let ai_ms = req.ai_ms.unwrap_or(state.cfg.default_ai_ms);
+    if ai_ms == 0 || ai_ms > state.cfg.max_ai_ms {
+        return Err(ApiError::BadRequest(format!("ai_ms must be between 1 and {}", state.cfg.max_ai_ms)));
+    }
+    // Building the table replays the clicks: off the runtime's threads.
+    let table = {
+        let state = state.clone();
+        tokio::task::spawn_blocking(move || match kind {
+            GameKind::Battlenumber => new_table::<BattleNumber>(
+                &state,
+                &req,
+                ai_seat,
+                &state.cfg.options.battlenumber,
+                state.ai_bn.clone(),
+            ),
+            GameKind::Trigolden => new_table::<TriGolden>(
+                &state,
+                &req,
+                ai_seat,
+                &engine::trigolden::Options::default(),
+                state.ai_tg.clone(),
+            ),
+        })
+        .await
+        .map_err(|e| ApiError::BadRequest(format!("could not build the game: {e}")))??
+    };
+    let ip = peer.ip();
+    let held = Arc::new(Held {
+        table: Mutex::new(table),
+        owner: ip,
+        last_used: Mutex::new(Instant::now()),
+        thinking: Default::default(),
+        ai_ms,
+    });
+    let id = {
+        let mut games = state.games.lock().expect("not poisoned");
+        if games.len() >= state.cfg.max_games {
+            return Err(ApiError::TooMany(format!(
+                "the server holds its limit of {} games; try later",
+                state.cfg.max_games
+            )));
+        }
+        let mine = games.values().filter(|h| h.owner == ip).count();
+        if mine >= state.cfg.max_games_per_client {
+            return Err(ApiError::TooMany(format!(
+                "you hold {mine} games, the limit per client; delete one first"
+            )));
+        }
+        let id = state.next_id.fetch_add(1, Ordering::Relaxed);
+        games.insert(id, held.clone());
+        id
+    };
+    tracing::debug!(id = format!("{id:x}"), game = kind.name(), "new game");
+    Ok((StatusCode::CREATED, Json(view(id, &held))))
+}
+
+async fn show(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let h = held(&state, &id)?;
+    Ok(Json(view(game_id(&id)?, &h)))
+}
+
+async fn remove(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+    let n = game_id(&id)?;
+    match state.games.lock().expect("not poisoned").remove(&n) {
+        Some(_) => Ok(StatusCode::NO_CONTENT),
+        None => Err(ApiError::NotFound(format!("no game {id}"))),
+    }
+}
+
+fn not_thinking(h: &Held) -> Result<(), ApiError> {
+    if h.thinking.load(Ordering::SeqCst) {
+        return Err(ApiError::Conflict("the AI is thinking; wait for its move".into()));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Click {
+    action: String,
+}
+
+async fn click(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Body(c): Body<Click>,
+) -> Result<Json<Value>, ApiError> {
+    let h = held(&state, &id)?;
+    not_thinking(&h)?;
+    if c.action.len() > 64 {
+        return Err(ApiError::BadRequest("action text longer than 64 characters".into()));
+    }
+    {
+        let mut t = h.table.lock().expect("not poisoned");
+        if t.ai_seat().is_some() && t.to_move() == t.ai_seat() {
+            return Err(ApiError::Conflict("it is the AI's turn: ask it to move (POST .../ai)".into()));
+        }
+        t.click(&c.action)?;
+    }
+    Ok(Json(view(game_id(&id)?, &h)))
+}
+
+async fn undo(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let h = held(&state, &id)?;
+    not_thinking(&h)?;
+    h.table.lock().expect("not poisoned").undo()?;
+    Ok(Json(view(game_id(&id)?, &h)))
+}
+
+async fn redo(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
+    let h = held(&state, &id)?;
+    not_thinking(&h)?;
+    h.table.lock().expect("not poisoned").redo()?;
+    Ok(Json(view(game_id(&id)?, &h)))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AiQuery {
+    ms: Option<u64>,
+}
+
+/// Resets the thinking flag however the AI task ends.
+struct Thinking(Arc<Held>);
+
+impl Drop for Thinking {
+    fn drop(&mut self) {
+        self.0.thinking.store(false, Ordering::SeqCst);
+    }
+}
+
+async fn ai(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    query: Result<Query<AiQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Sse<impl tokio_stream::Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let n = game_id(&id)?;
+    let h = held(&state, &id)?;
+    let ms = q.ms.unwrap_or(h.ai_ms);
+    if ms == 0 || ms > state.cfg.max_ai_ms {
+        return Err(ApiError::BadRequest(format!("ms must be between 1 and {}", state.cfg.max_ai_ms)));
+    }
+    if h.thinking.swap(true, Ordering::SeqCst) {
+        return Err(ApiError::Conflict("the AI is already thinking about this game".into()));
+    }
+    let guard = Thinking(h.clone());
+    let (job, at) = {
+        let t = h.table.lock().expect("not poisoned");
+        (t.ai_job(Duration::from_millis(ms))?, t.ply())
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Event>(64);
+    let st = state.clone();
+    tokio::task::spawn_blocking(move || {
+        let guard = guard;
+        let started = Instant::now();
+        let mut last_sent = Instant::now() - Duration::from_secs(1);
+        let (clicks, last) = job(&mut |p| {
+            // At most ten progress events a second; a slow reader misses some, never blocks.
+            if last_sent.elapsed() >= Duration::from_millis(100) {
+                last_sent = Instant::now();
+                if let Ok(e) = Event::default().event("progress").json_data(p) {
+                    let _ = tx.try_send(e);
+                }
+            }
+        });
+        let took = started.elapsed();
+        let applied = guard.0.table.lock().expect("not poisoned").apply_ai(at, &clicks);
+        st.ai_turns.fetch_add(1, Ordering::Relaxed);
+        st.ai_sims.fetch_add(last.as_ref().map_or(0, |p| p.sims), Ordering::Relaxed);
+        st.ai_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+        drop(guard);
+        let done = json!({
+            "clicks": clicks,
+            "applied": applied,
+            "search": last,
+            "elapsed_ms": took.as_millis() as u64,
+            "state": view(n, &h),
+        });
+        if let Ok(e) = Event::default().event("done").json_data(done) {
+            let _ = tx.blocking_send(e);
+        }
+    });
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok::<_, Infallible>);
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+async fn svg(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let h = held(&state, &id)?;
+    let (doc, stem) = h.table.lock().expect("not poisoned").svg();
+    let name = format!("{stem}_{}.svg", stamp(std::time::SystemTime::now()));
+    Ok((
+        [
+            (header::CONTENT_TYPE, "image/svg+xml".to_string()),
+            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
+        ],
+        doc,
+    )
+        .into_response())
+}
+
+/// `yyyymmdd_hhmmss` (UTC) of `t`.
+pub fn stamp(t: std::time::SystemTime) -> String {
+    let secs = t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}{m:02}{d:02}_{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ReplayQuery {
+    at: Option<usize>,
+}
+
+fn replay_of<G: Served>(token: &str, defaults: &G::Options, at: Option<usize>) -> Result<Value, ApiError> {
+    let r = replay::decode::<G>(token, defaults).map_err(ApiError::BadRequest)?;
+    let at = at.unwrap_or(r.actions.len());
+    if at > r.actions.len() {
+        return Err(ApiError::BadRequest(format!("at={at}: the replay has {} clicks", r.actions.len())));
+    }
+    let mut s = <G as engine::game::Game>::new_game(&r.options);
+    for a in &r.actions[..at] {
+        engine::game::Game::play_unchecked(&mut s, *a);
+    }
+    Ok(json!({
+        "game": G::KIND,
+        "options": G::options_json(&r.options),
+        "seed": r.seed.to_string(),
+        "actions": r.actions.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+        "at": at,
+        "state": state_view(&s),
+    }))
+}
+
+async fn replay_info(
+    State(state): State<Arc<AppState>>,
+    Path(token): Path<String>,
+    query: Result<Query<ReplayQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let kind = replay::kind_of(&token).map_err(ApiError::BadRequest)?;
+    let st = state.clone();
+    let v = tokio::task::spawn_blocking(move || match kind {
+        GameKind::Battlenumber => replay_of::<BattleNumber>(&token, &st.cfg.options.battlenumber, q.at),
+        GameKind::Trigolden => replay_of::<TriGolden>(&token, &Default::default(), q.at),
+    })
+    .await
+    .map_err(|e| ApiError::BadRequest(format!("replay: {e}")))??;
+    Ok(Json(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_utc_civil_time() {
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
+        // 2026-11-18 08:26:40 UTC
+        assert_eq!(stamp(t), "20261118_082640");
+        assert_eq!(stamp(std::time::UNIX_EPOCH), "19700101_000000");
+        let leap = std::time::UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(stamp(leap), "20000229_000000");
+    }
+}

@@ -1,0 +1,391 @@
+//! The zeroplay play server: people play TriGolden and Battle Number against the best model
+//! in a browser.
+//!
+//! - [`run`] serves a JSON API ([`api`]) and the web client (`web/`, embedded in the binary:
+//!   no CDN, no build step) on one listener, until `shutdown` resolves.
+//! - The Battle Number AI searches with the network as its leaf evaluator. The network is the
+//!   best model, followed from a coordinator (`WatchModels`, as workers follow it) or from a
+//!   model file (reloaded when it changes), and hot-swapped between moves; with no model it
+//!   plays the user's rollout AI. TriGolden's AI is the user's `trigolden-seed` until
+//!   TriGolden has a network encoding.
+//! - The web client holds no rules: it shows what the server says may be clicked, and sends
+//!   clicks back. Every click is checked by the engine ([`table::Table::click`]).
+//! - Limits: request body size, games held in all and per client address, AI think time;
+//!   idle games are dropped.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec};
+use engine::battlenumber::BattleNumber;
+use engine::eval::{Evaluator, Mixed, Rollout};
+use engine::mcts::MctsConfig;
+use engine::trigolden::TriGolden;
+use model::{ModelSlot, NetEvaluator, UtilitySettings};
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+
+pub mod api;
+mod assets;
+pub mod client;
+pub mod replay;
+pub mod table;
+
+use table::{AiFactory, Table};
+
+/// `zeroplay serve` configuration (see `configs/serve.toml`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServeConfig {
+    /// Address to listen on.
+    pub listen: String,
+    /// Follow the best model of this coordinator (`http://host:port`).
+    pub coordinator: Option<String>,
+    /// The token for the coordinator (any role may watch and download models).
+    pub token: String,
+    /// Or serve this model file, reloaded when it changes.
+    pub model: Option<PathBuf>,
+    /// How often to look at the model file for changes (milliseconds).
+    pub model_poll_ms: u64,
+    /// Games held at once, in all.
+    pub max_games: usize,
+    /// Games held at once per client address.
+    pub max_games_per_client: usize,
+    /// A game untouched for this long is dropped (seconds).
+    pub idle_timeout_s: u64,
+    /// AI time per move when a request names none (milliseconds).
+    pub default_ai_ms: u64,
+    /// Longest AI time per move a request may ask for (milliseconds).
+    pub max_ai_ms: u64,
+    /// Largest request body (bytes).
+    pub max_body_bytes: usize,
+    /// Battle Number AI: weight of one random playout mixed into the network's value at each
+    /// leaf (0: the network alone; see `eval=net,lambda=` in `zeroplay arena`).
+    pub lambda: f32,
+    /// Battle Number AI: weight of the score-margin term in the network's utility.
+    pub margin_mix: f32,
+    /// TriGolden AI: an agent spec (its time is replaced by the game's).
+    pub trigolden_agent: String,
+    /// Game options used when a new game names none.
+    pub options: GameDefaults,
+}
+
+/// Options used when a new game names none.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GameDefaults {
+    /// Battle Number's [decision] options.
+    pub battlenumber: engine::battlenumber::Options,
+}
+
+impl Default for ServeConfig {
+    fn default() -> Self {
+        ServeConfig {
+            listen: "127.0.0.1:8080".into(),
+            coordinator: None,
+            token: "change-me-worker-token".into(),
+            model: None,
+            model_poll_ms: 2000,
+            max_games: 1000,
+            max_games_per_client: 20,
+            idle_timeout_s: 3600,
+            default_ai_ms: 1000,
+            max_ai_ms: 10_000,
+            max_body_bytes: 16 * 1024,
+            lambda: 0.5,
+            margin_mix: 0.5,
+            trigolden_agent: "trigolden-seed:minimax=3".into(),
+            options: GameDefaults::default(),
+        }
+    }
+}
+
+impl ServeConfig {
+    /// Checks the settings.
+    ///
+    /// # Errors
+    /// A message naming the bad setting.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.coordinator.is_some() && self.model.is_some() {
+            return Err("give a coordinator or a model file, not both".into());
+        }
+        if self.max_games == 0 || self.max_games_per_client == 0 {
+            return Err("max_games and max_games_per_client must be at least 1".into());
+        }
+        if self.default_ai_ms == 0 || self.default_ai_ms > self.max_ai_ms {
+            return Err("default_ai_ms must be between 1 and max_ai_ms".into());
+        }
+        if !(0.0..=1.0).contains(&self.lambda) || !(0.0..=1.0).contains(&self.margin_mix) {
+            return Err("lambda and margin_mix must be in [0, 1]".into());
+        }
+        match self.trigolden_agent.parse::<AgentSpec>() {
+            Ok(AgentSpec::TrigoldenSeed(_) | AgentSpec::Mcts(_)) => {}
+            Ok(_) => return Err("trigolden_agent must be trigolden-seed:... or mcts:...".into()),
+            Err(e) => return Err(format!("trigolden_agent: {e}")),
+        }
+        if let Ok(AgentSpec::Mcts(m)) = self.trigolden_agent.parse::<AgentSpec>()
+            && matches!(m.eval, engine::agent::EvalSpec::Net { .. })
+        {
+            return Err("trigolden_agent: TriGolden has no network yet".into());
+        }
+        Ok(())
+    }
+}
+
+/// Errors of the API, each mapped to one HTTP status in [`IntoResponse`].
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// No such game (or it was dropped for idleness).
+    #[error("{0}")]
+    NotFound(String),
+    /// A malformed request.
+    #[error("{0}")]
+    BadRequest(String),
+    /// A well-formed click the rules refuse here.
+    #[error("{0}")]
+    Illegal(String),
+    /// The request does not fit the game's state (AI thinking, game over, nothing to undo).
+    #[error("{0}")]
+    Conflict(String),
+    /// A limit was reached.
+    #[error("{0}")]
+    TooMany(String),
+}
+
+impl ApiError {
+    /// The HTTP status of this error.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Illegal(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status();
+        (status, axum::Json(serde_json::json!({ "error": self.to_string(), "status": status.as_u16() })))
+            .into_response()
+    }
+}
+
+/// A held game.
+pub(crate) struct Held {
+    pub table: Mutex<Box<dyn Table>>,
+    pub owner: IpAddr,
+    pub last_used: Mutex<Instant>,
+    /// An AI turn is being computed: clicks, undo and a second AI request wait.
+    pub thinking: std::sync::atomic::AtomicBool,
+    /// The AI's time per move in this game (milliseconds).
+    pub ai_ms: u64,
+}
+
+/// The server's shared state.
+pub struct AppState {
+    pub(crate) cfg: ServeConfig,
+    pub(crate) games: Mutex<HashMap<u64, Arc<Held>>>,
+    pub(crate) next_id: AtomicU64,
+    pub(crate) models: Arc<ModelSlot>,
+    pub(crate) ai_bn: AiFactory<BattleNumber>,
+    pub(crate) ai_tg: AiFactory<TriGolden>,
+    pub(crate) started: Instant,
+    /// AI turns computed, and their simulations (for /api/info).
+    pub(crate) ai_turns: AtomicU64,
+    pub(crate) ai_sims: AtomicU64,
+    pub(crate) ai_micros: AtomicU64,
+}
+
+impl AppState {
+    /// State for `cfg` with the models in `models` (filled by whoever follows the model).
+    ///
+    /// # Errors
+    /// A bad setting.
+    pub fn new(cfg: ServeConfig, models: Arc<ModelSlot>) -> Result<Arc<AppState>, String> {
+        cfg.validate()?;
+        let slot = models.clone();
+        let (lambda, mix) = (cfg.lambda, cfg.margin_mix);
+        let ai_bn: AiFactory<BattleNumber> = Arc::new(move |time| {
+            let net: Arc<dyn Evaluator<BattleNumber>> = Arc::new(NetEvaluator::<BattleNumber>::new(
+                slot.clone(),
+                None,
+                UtilitySettings { margin_mix: mix, score_scale: 3.0 },
+            ));
+            let evaluator: Arc<dyn Evaluator<BattleNumber>> = if lambda > 0.0 && slot.version() > 0 {
+                Arc::new(Mixed { inner: net, rollout: Rollout::default(), lambda })
+            } else {
+                net
+            };
+            let spec = MctsSpec {
+                sims: None,
+                time: Some(time),
+                eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
+                config: MctsConfig {
+                    batch_size: if slot.version() > 0 { 8 } else { 1 },
+                    ..MctsConfig::default()
+                },
+            };
+            Box::new(MctsAgent::new(spec, evaluator, format!("mcts:time={}ms,eval=net", time.as_millis())))
+                as Box<dyn Agent<BattleNumber>>
+        });
+        let tg_spec = cfg.trigolden_agent.clone();
+        let ai_tg: AiFactory<TriGolden> = Arc::new(move |time| {
+            let spec: AgentSpec = tg_spec.parse().expect("validated");
+            let spec = match spec {
+                AgentSpec::TrigoldenSeed(mut s) => {
+                    s.time = Some(time);
+                    s.sims = None;
+                    AgentSpec::TrigoldenSeed(s)
+                }
+                AgentSpec::Mcts(mut m) => {
+                    m.time = Some(time);
+                    m.sims = None;
+                    AgentSpec::Mcts(m)
+                }
+                other => other,
+            };
+            spec.build::<TriGolden>()
+        });
+        Ok(Arc::new(AppState {
+            cfg,
+            games: Mutex::new(HashMap::new()),
+            next_id: AtomicU64::new(rand::random::<u32>() as u64 + 1),
+            models,
+            ai_bn,
+            ai_tg,
+            started: Instant::now(),
+            ai_turns: AtomicU64::new(0),
+            ai_sims: AtomicU64::new(0),
+            ai_micros: AtomicU64::new(0),
+        }))
+    }
+
+    /// Games held now.
+    pub fn games_held(&self) -> usize {
+        self.games.lock().expect("not poisoned").len()
+    }
+
+    /// Drops games idle longer than the timeout; returns how many.
+    pub fn sweep(&self) -> usize {
+        let limit = Duration::from_secs(self.cfg.idle_timeout_s);
+        let mut games = self.games.lock().expect("not poisoned");
+        let before = games.len();
+        games.retain(|_, h| {
+            h.thinking.load(Ordering::SeqCst) || h.last_used.lock().expect("not poisoned").elapsed() < limit
+        });
+        before - games.len()
+    }
+}
+
+/// Errors that stop the server.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// Bad configuration.
+    #[error("serve config: {0}")]
+    Config(String),
+    /// The listener failed.
+    #[error("serving: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serves the API and the web client on `listener` until `shutdown` resolves, following the
+/// model named by `cfg` (coordinator or file).
+///
+/// # Errors
+/// A bad configuration or model file, or a listener failure.
+pub async fn run(
+    cfg: ServeConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let models = Arc::new(ModelSlot::new());
+    let state = AppState::new(cfg.clone(), models.clone()).map_err(ServeError::Config)?;
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    if let Some(path) = &cfg.model {
+        // Refuse a bad file at start; later bad versions are refused and the old model kept.
+        let first = load_file(path).map_err(ServeError::Config)?;
+        models.publish(1, first.0);
+        let (path, poll, models, stop) = (path.clone(), cfg.model_poll_ms, models.clone(), stop.clone());
+        tokio::spawn(async move { watch_file(path, first.1, poll, models, stop).await });
+    }
+    if let Some(url) = &cfg.coordinator {
+        let wcfg = zeroplay_worker::WorkerConfig {
+            coordinator: url.clone(),
+            token: cfg.token.clone(),
+            ..Default::default()
+        };
+        let client = zeroplay_worker::client(&wcfg).map_err(|e| ServeError::Config(e.to_string()))?;
+        let (models, stop) = (models.clone(), stop.clone());
+        tokio::spawn(async move {
+            let s = move || stop.load(Ordering::Relaxed);
+            zeroplay_worker::follow_models(client, models, &wcfg, &s).await
+        });
+    }
+    {
+        let state = state.clone();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                tokio::time::sleep(Duration::from_secs(30)).await;
+                let n = state.sweep();
+                if n > 0 {
+                    info!(dropped = n, held = state.games_held(), "idle games dropped");
+                }
+            }
+        });
+    }
+    let addr = listener.local_addr()?;
+    info!(%addr, model = ?cfg.model, coordinator = ?cfg.coordinator, "play server listening; open http://{addr}/");
+    let app = api::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    stop.store(true, Ordering::Relaxed);
+    result?;
+    info!("play server stopped");
+    Ok(())
+}
+
+type Stamp = Option<std::time::SystemTime>;
+
+fn load_file(path: &std::path::Path) -> Result<(model::Model, Stamp), String> {
+    let stamp = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let bytes = std::fs::read(path).map_err(|e| format!("model {}: {e}", path.display()))?;
+    let m = model::load::<BattleNumber>(&bytes, &model::cpu())
+        .map_err(|e| format!("model {}: {e}", path.display()))?;
+    Ok((m, stamp))
+}
+
+async fn watch_file(
+    path: PathBuf,
+    mut stamp: Stamp,
+    poll_ms: u64,
+    models: Arc<ModelSlot>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) {
+    while !stop.load(Ordering::Relaxed) {
+        tokio::time::sleep(Duration::from_millis(poll_ms.max(50))).await;
+        let now = std::fs::metadata(&path).and_then(|m| m.modified()).ok();
+        if now == stamp {
+            continue;
+        }
+        stamp = now;
+        let p = path.clone();
+        match tokio::task::spawn_blocking(move || load_file(&p)).await {
+            Ok(Ok((m, _))) => {
+                let v = models.version() + 1;
+                models.publish(v, m);
+                info!(version = v, path = %path.display(), "model file changed: new model loaded");
+            }
+            Ok(Err(e)) => warn!(error = %e, "model file changed but was refused; keeping the current model"),
+            Err(e) => warn!(error = %e, "model loading crashed; keeping the current model"),
+        }
+    }
+}

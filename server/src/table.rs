@@ -1,0 +1,588 @@
+//! One game being played: its options, seed and click history with an undo/redo cursor, kept
+//! behind the object-safe [`Table`] so the server holds games of every kind in one map.
+//!
+//! The state is never edited in place by a client: a click is checked with
+//! [`Game::parse_action`] and [`Game::is_legal`], and undo/redo rebuild the state by replaying
+//! the history from the start, so whatever the server shows is a position the rules reach.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::agent::Agent;
+use engine::battlenumber::{self, BattleNumber};
+use engine::game::{Actor, Game, Seat};
+use engine::trigolden::{self, TriGolden};
+use serde_json::{Value, json};
+
+use crate::ApiError;
+use crate::replay::{self, Replay};
+
+/// Which game a table plays.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GameKind {
+    /// Battle Number (拚數棋).
+    Battlenumber,
+    /// TriGolden (頂鑫棋).
+    Trigolden,
+}
+
+impl GameKind {
+    /// The engine's name of the game.
+    pub fn name(self) -> &'static str {
+        match self {
+            GameKind::Battlenumber => BattleNumber::NAME,
+            GameKind::Trigolden => TriGolden::NAME,
+        }
+    }
+
+    /// One byte for replay tokens.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            GameKind::Battlenumber => 1,
+            GameKind::Trigolden => 2,
+        }
+    }
+
+    pub(crate) fn from_code(c: u8) -> Option<GameKind> {
+        match c {
+            1 => Some(GameKind::Battlenumber),
+            2 => Some(GameKind::Trigolden),
+            _ => None,
+        }
+    }
+}
+
+/// Builds the AI for one turn of game `G`, given its time per move.
+pub type AiFactory<G> = Arc<dyn Fn(Duration) -> Box<dyn Agent<G>> + Send + Sync>;
+
+/// What the server needs of a game beyond [`Game`]: its options as JSON, a board description
+/// for the web client, a picture, and (optionally) per-action geometry.
+pub trait Served: Game + Send + 'static {
+    /// The game kind.
+    const KIND: GameKind;
+
+    /// Reads options from a request's JSON (`null`: the defaults).
+    ///
+    /// # Errors
+    /// A message naming the bad field.
+    fn options_from_json(v: &Value, defaults: &Self::Options) -> Result<Self::Options, String>;
+
+    /// Options as JSON (what [`Served::options_from_json`] reads back).
+    fn options_json(o: &Self::Options) -> Value;
+
+    /// The board for the web client.
+    fn board_json(&self) -> Value;
+
+    /// One entry per legal action: at least `{"action": text}`; games with geometry add
+    /// what a client needs to draw the action (TriGolden: the ghost polygon).
+    fn legal_json(&self, actions: &[Self::Action]) -> Vec<Value> {
+        actions.iter().map(|a| json!({ "action": a.to_string() })).collect()
+    }
+
+    /// The board as an SVG document.
+    fn svg(&self) -> String;
+
+    /// The file name of the SVG download (without the time stamp and extension).
+    fn svg_name() -> &'static str;
+}
+
+fn seat_name(s: Seat) -> &'static str {
+    match s {
+        Seat::First => "first",
+        Seat::Second => "second",
+    }
+}
+
+impl Served for BattleNumber {
+    const KIND: GameKind = GameKind::Battlenumber;
+
+    fn options_from_json(
+        v: &Value,
+        defaults: &battlenumber::Options,
+    ) -> Result<battlenumber::Options, String> {
+        if v.is_null() {
+            return Ok(*defaults);
+        }
+        serde_json::from_value(v.clone()).map_err(|e| format!("options: {e}"))
+    }
+
+    fn options_json(o: &battlenumber::Options) -> Value {
+        serde_json::to_value(o).expect("options serialise")
+    }
+
+    fn board_json(&self) -> Value {
+        let squares: Vec<Value> = (0..battlenumber::SQUARES as u8)
+            .map(|sq| match self.piece(sq) {
+                None => Value::Null,
+                Some(p) => json!({
+                    "owner": seat_name(p.owner),
+                    "kind": p.kind.code(),
+                    "rot": p.rot,
+                    "solid": p.kind.solid_sides(p.rot),
+                }),
+            })
+            .collect();
+        let path = self.pending_path().map(|(visited, cur)| {
+            json!({ "squares": battlenumber::bitboard::Squares(visited).collect::<Vec<u8>>(), "at": cur })
+        });
+        let done = self.outcome().is_some() || !self.in_placement();
+        let regions: Vec<Vec<u8>> = if done && self.occupied() != 0 {
+            self.regions().into_iter().map(|m| battlenumber::bitboard::Squares(m).collect()).collect()
+        } else {
+            vec![]
+        };
+        json!({
+            "squares": squares,
+            "hands": [self.hand(Seat::First), self.hand(Seat::Second)],
+            "placed": self.placed(),
+            "extracted": self.extracted(),
+            "phase": if self.in_placement() { "placement" } else { "extraction" },
+            "pending_square": self.pending_square(),
+            "path": path,
+            "placement_score": self.placement_score(),
+            "extraction_totals": self.extraction_totals(),
+            "score_first": self.score_first(),
+            "regions": regions,
+            "kinds": battlenumber::Kind::ALL.iter().map(|k| json!({
+                "code": k.code(),
+                "chinese": k.chinese(),
+                "triangles": k.triangles(),
+                "rotations": k.rotations(),
+                "solid": (0..4).map(|r| k.solid_sides(r)).collect::<Vec<u8>>(),
+            })).collect::<Vec<Value>>(),
+        })
+    }
+
+    fn svg(&self) -> String {
+        battlenumber::render::svg(self)
+    }
+
+    fn svg_name() -> &'static str {
+        "BattleNumber"
+    }
+}
+
+fn points(p: &trigolden::Piece) -> Vec<[f64; 2]> {
+    p.v.iter()
+        .map(|z| {
+            let (x, y) = z.to_f64();
+            [(x * 1e4).round() / 1e4, (y * 1e4).round() / 1e4]
+        })
+        .collect()
+}
+
+impl Served for TriGolden {
+    const KIND: GameKind = GameKind::Trigolden;
+
+    fn options_from_json(v: &Value, defaults: &trigolden::Options) -> Result<trigolden::Options, String> {
+        let mut o = defaults.clone();
+        if v.is_null() {
+            return Ok(o);
+        }
+        let obj = v.as_object().ok_or("options must be an object")?;
+        for (k, val) in obj {
+            match k.as_str() {
+                "scoring" => {
+                    o.scoring = serde_json::from_value(val.clone()).map_err(|_| {
+                        format!("options.scoring: {val} is not bracer, trigolden or same-owner")
+                    })?
+                }
+                "rule6-new-point" => {
+                    o.rule6_new_point =
+                        val.as_bool().ok_or("options.rule6-new-point must be true or false")?
+                }
+                other => return Err(format!("unknown option `{other}` (known: scoring, rule6-new-point)")),
+            }
+        }
+        Ok(o)
+    }
+
+    fn options_json(o: &trigolden::Options) -> Value {
+        json!({ "scoring": o.scoring, "rule6-new-point": o.rule6_new_point })
+    }
+
+    fn board_json(&self) -> Value {
+        let states = self.edge_states();
+        let pieces: Vec<Value> = self
+            .pieces()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                json!({
+                    "n": i,
+                    "owner": seat_name(p.owner),
+                    "shape": p.shape,
+                    "mirror": p.mirror,
+                    "points": points(p),
+                    "edges": states[i].iter().map(|e| format!("{e:?}").to_lowercase()).collect::<Vec<String>>(),
+                })
+            })
+            .collect();
+        let shapes = &self.options().shapes.shapes;
+        let stock: Vec<Vec<u8>> =
+            Seat::BOTH.iter().map(|&s| (0..shapes.len()).map(|i| self.stock(s, i)).collect()).collect();
+        let scored: Vec<Value> = self
+            .scored_points()
+            .iter()
+            .map(|(piece, z)| {
+                let (x, y) = z.to_f64();
+                let owner = self.pieces().get(usize::from(*piece)).map(|p| seat_name(p.owner));
+                json!({ "piece": piece, "owner": owner, "at": [x, y] })
+            })
+            .collect();
+        json!({
+            "pieces": pieces,
+            "scores": self.scores(),
+            "stock": stock,
+            "shapes": (0..shapes.len()).map(|i| char::from(b'A' + i as u8).to_string()).collect::<Vec<String>>(),
+            "turns_played": self.turns_played(),
+            "total_turns": self.total_turns(),
+            "scored_points": scored,
+        })
+    }
+
+    fn legal_json(&self, actions: &[trigolden::Action]) -> Vec<Value> {
+        actions
+            .iter()
+            .map(|a| {
+                let ghost = self.ghost(*a);
+                let (target, shape, mirror) = match *a {
+                    trigolden::Action::Open { shape, mirror } => (None, shape, mirror),
+                    trigolden::Action::Place(p) => (Some(p.target), p.shape, p.mirror),
+                };
+                json!({
+                    "action": a.to_string(),
+                    "target": target,
+                    "shape": shape,
+                    "mirror": mirror,
+                    "points": ghost.as_ref().map(points),
+                })
+            })
+            .collect()
+    }
+
+    fn svg(&self) -> String {
+        trigolden::render::svg(self)
+    }
+
+    fn svg_name() -> &'static str {
+        "BraceTheTriGolden"
+    }
+}
+
+/// A game as the server holds it, whatever its kind.
+pub trait Table: Send {
+    /// The game kind.
+    fn kind(&self) -> GameKind;
+    /// The full view for clients (board, legal clicks, history, outcome, replay token).
+    fn view(&self) -> Value;
+    /// Applies a click given as text.
+    ///
+    /// # Errors
+    /// [`ApiError::BadRequest`] for text that is no action; [`ApiError::Illegal`] for an
+    /// action the rules refuse here. The game is unchanged on error.
+    fn click(&mut self, text: &str) -> Result<(), ApiError>;
+    /// Takes back to the previous turn start of a human seat.
+    ///
+    /// # Errors
+    /// [`ApiError::Conflict`] when there is nothing to undo.
+    fn undo(&mut self) -> Result<(), ApiError>;
+    /// Replays forward to the next turn start that was undone.
+    ///
+    /// # Errors
+    /// [`ApiError::Conflict`] when there is nothing to redo.
+    fn redo(&mut self) -> Result<(), ApiError>;
+    /// The board as SVG, and the download's file name stem.
+    fn svg(&self) -> (String, &'static str);
+    /// Clicks applied so far (the cursor), which an AI job checks before applying its move.
+    fn ply(&self) -> usize;
+    /// Starts an AI turn: the closure runs on a blocking thread and returns the clicks of one
+    /// whole turn.
+    ///
+    /// # Errors
+    /// [`ApiError::Conflict`] for a finished game.
+    fn ai_job(&self, time: Duration) -> Result<AiJob, ApiError>;
+    /// Applies an AI turn computed from ply `at` (no-op with `false` if the game moved on).
+    fn apply_ai(&mut self, at: usize, actions: &[String]) -> bool;
+    /// The seat the AI plays, if any.
+    fn ai_seat(&self) -> Option<Seat>;
+    /// Whether `seat` is to move now.
+    fn to_move(&self) -> Option<Seat>;
+}
+
+/// A progress report from a thinking AI.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct AiProgress {
+    /// Simulations so far.
+    pub sims: u64,
+    /// Tree nodes.
+    pub nodes: usize,
+    /// Deepest node, in clicks below the root.
+    pub depth: u32,
+    /// Milliseconds since the search started.
+    pub elapsed_ms: u64,
+    /// The most visited click so far.
+    pub best: Option<String>,
+    /// Root value from the mover's view, in [-1, 1].
+    pub value: f32,
+}
+
+/// An AI turn to compute off the async runtime: give it a progress callback; it returns the
+/// turn's clicks and the last progress.
+pub type AiJob = Box<dyn FnOnce(&mut dyn FnMut(&AiProgress)) -> (Vec<String>, Option<AiProgress>) + Send>;
+
+/// A game of kind `G` with its history.
+pub struct Session<G: Served> {
+    options: G::Options,
+    seed: u64,
+    /// Every click made, including undone ones past `cursor` (the redo list).
+    history: Vec<G::Action>,
+    cursor: usize,
+    state: G,
+    ai_seat: Option<Seat>,
+    ai: AiFactory<G>,
+    model_version: Arc<dyn Fn() -> u64 + Send + Sync>,
+}
+
+impl<G: Served> Session<G> {
+    /// A new game, or one replayed from `actions` (checked click by click).
+    ///
+    /// # Errors
+    /// [`ApiError::BadRequest`] when a replayed action is not legal where it is played.
+    pub fn new(
+        options: G::Options,
+        seed: u64,
+        actions: &[G::Action],
+        ai_seat: Option<Seat>,
+        ai: AiFactory<G>,
+        model_version: Arc<dyn Fn() -> u64 + Send + Sync>,
+    ) -> Result<Self, ApiError> {
+        let mut state = G::new_game(&options);
+        for (i, a) in actions.iter().enumerate() {
+            state.play(*a).map_err(|e| ApiError::BadRequest(format!("replay click {}: {e}", i + 1)))?;
+        }
+        Ok(Session {
+            options,
+            seed,
+            history: actions.to_vec(),
+            cursor: actions.len(),
+            state,
+            ai_seat,
+            ai,
+            model_version,
+        })
+    }
+
+    fn rebuild(&mut self, upto: usize) {
+        let mut s = G::new_game(&self.options);
+        for a in &self.history[..upto] {
+            s.play_unchecked(*a);
+        }
+        self.state = s;
+        self.cursor = upto;
+    }
+
+    /// Plies at which a turn starts for `seat` (or any seat), up to `len`.
+    fn turn_starts(&self, len: usize) -> Vec<(usize, Option<Seat>)> {
+        let mut s = G::new_game(&self.options);
+        let mut out = vec![(0, mover(&s))];
+        for (i, a) in self.history[..len].iter().enumerate() {
+            s.play_unchecked(*a);
+            if s.at_turn_start() {
+                out.push((i + 1, mover(&s)));
+            }
+        }
+        out
+    }
+
+    /// The replay token of the game up to the cursor.
+    pub fn token(&self) -> String {
+        replay::encode::<G>(&Replay {
+            options: self.options.clone(),
+            seed: self.seed,
+            actions: self.history[..self.cursor].to_vec(),
+        })
+    }
+}
+
+fn mover<G: Game>(s: &G) -> Option<Seat> {
+    match s.to_move() {
+        Actor::Player(p) if s.outcome().is_none() => Some(p),
+        _ => None,
+    }
+}
+
+/// The view of `state` as clients see it.
+pub fn state_view<G: Served>(state: &G) -> Value {
+    let mut actions = Vec::new();
+    if mover(state).is_some() {
+        state.legal_actions(&mut actions);
+    }
+    let outcome = state.outcome().map(|o| {
+        json!({
+            "winner": o.winner().map(seat_name),
+            "scores": o.scores,
+            "decisive": o.decisive.map(seat_name),
+        })
+    });
+    json!({
+        "to_move": mover(state).map(seat_name),
+        "turn_start": state.at_turn_start(),
+        "outcome": outcome,
+        "legal": state.legal_json(&actions),
+        "board": state.board_json(),
+    })
+}
+
+impl<G: Served> Table for Session<G> {
+    fn kind(&self) -> GameKind {
+        G::KIND
+    }
+
+    fn view(&self) -> Value {
+        let mut v = state_view(&self.state);
+        let obj = v.as_object_mut().expect("object");
+        obj.insert("game".into(), json!(G::KIND));
+        obj.insert("options".into(), G::options_json(&self.options));
+        obj.insert("seed".into(), json!(self.seed.to_string()));
+        obj.insert("ply".into(), json!(self.cursor));
+        obj.insert(
+            "history".into(),
+            json!(self.history[..self.cursor].iter().map(|a| a.to_string()).collect::<Vec<_>>()),
+        );
+        obj.insert("can_undo".into(), json!(self.undo_target().is_some()));
+        // The clicks of the last completed turn and of the one in progress.
+        let starts = self.turn_starts(self.cursor);
+        let before: Vec<usize> = starts.iter().map(|(p, _)| *p).filter(|p| *p < self.cursor).collect();
+        let from = if self.state.at_turn_start() || self.state.outcome().is_some() {
+            before.last().copied().unwrap_or(0)
+        } else {
+            before.iter().rev().nth(1).copied().unwrap_or(0)
+        };
+        obj.insert("last_turn".into(), json!([from, self.cursor]));
+        obj.insert("can_redo".into(), json!(self.cursor < self.history.len()));
+        obj.insert("ai_seat".into(), json!(self.ai_seat.map(seat_name)));
+        obj.insert("replay".into(), json!(self.token()));
+        obj.insert("model_version".into(), json!((self.model_version)()));
+        v
+    }
+
+    fn click(&mut self, text: &str) -> Result<(), ApiError> {
+        if self.state.outcome().is_some() {
+            return Err(ApiError::Conflict("the game is over".into()));
+        }
+        let a = self.state.parse_action(text).map_err(|e| ApiError::BadRequest(format!("`{text}`: {e}")))?;
+        self.state.play(a).map_err(|e| ApiError::Illegal(format!("`{text}`: {e}")))?;
+        // A new click ends the redo list.
+        self.history.truncate(self.cursor);
+        self.history.push(a);
+        self.cursor += 1;
+        Ok(())
+    }
+
+    fn undo(&mut self) -> Result<(), ApiError> {
+        let to = self.undo_target().ok_or_else(|| ApiError::Conflict("nothing to undo".into()))?;
+        self.rebuild(to);
+        Ok(())
+    }
+
+    fn redo(&mut self) -> Result<(), ApiError> {
+        if self.cursor >= self.history.len() {
+            return Err(ApiError::Conflict("nothing to redo".into()));
+        }
+        // Forward to the next turn start of a human seat (or the end of the list).
+        let starts = self.turn_starts(self.history.len());
+        let to = starts
+            .iter()
+            .find(|(p, s)| *p > self.cursor && (self.ai_seat.is_none() || *s != self.ai_seat))
+            .map_or(self.history.len(), |(p, _)| *p);
+        self.rebuild(to);
+        Ok(())
+    }
+
+    fn svg(&self) -> (String, &'static str) {
+        (self.state.svg(), G::svg_name())
+    }
+
+    fn ply(&self) -> usize {
+        self.cursor
+    }
+
+    fn ai_job(&self, time: Duration) -> Result<AiJob, ApiError> {
+        if mover(&self.state).is_none() {
+            return Err(ApiError::Conflict("the game is over".into()));
+        }
+        let mut agent = (self.ai)(time);
+        let state = self.state.clone();
+        // The AI's randomness depends only on the game's seed and the ply: a replayed game
+        // asks the same questions and gets the same answers at equal budgets in simulations.
+        let seed = self.seed ^ (self.cursor as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        Ok(Box::new(move |report: &mut dyn FnMut(&AiProgress)| {
+            let mut rng = engine::rng_from_seed(seed);
+            let mut s = state;
+            let mut clicks = Vec::new();
+            let mut last = None;
+            let seat = mover(&s);
+            while mover(&s).is_some() && mover(&s) == seat {
+                let a = agent.choose(&s, &mut rng, &mut |p| {
+                    let pr = AiProgress {
+                        sims: p.sims,
+                        nodes: p.nodes,
+                        depth: p.max_depth,
+                        elapsed_ms: p.elapsed.as_millis() as u64,
+                        best: p.best.map(|b| b.to_string()),
+                        value: p.value,
+                    };
+                    report(&pr);
+                    last = Some(pr);
+                });
+                let before = s.clone();
+                s.play(a).expect("the agent plays a legal click");
+                agent.observe(&before, a);
+                clicks.push(a.to_string());
+                if s.at_turn_start() {
+                    break;
+                }
+            }
+            (clicks, last)
+        }))
+    }
+
+    fn apply_ai(&mut self, at: usize, actions: &[String]) -> bool {
+        if at != self.cursor {
+            return false;
+        }
+        for t in actions {
+            if self.click(t).is_err() {
+                self.rebuild(at);
+                return false;
+            }
+        }
+        true
+    }
+
+    fn ai_seat(&self) -> Option<Seat> {
+        self.ai_seat
+    }
+
+    fn to_move(&self) -> Option<Seat> {
+        mover(&self.state)
+    }
+}
+
+impl<G: Served> Session<G> {
+    /// Undo goes back to the latest turn start before the cursor that belongs to a human
+    /// seat (with an AI seat, its turns are taken back too).
+    fn undo_target(&self) -> Option<usize> {
+        if self.cursor == 0 {
+            return None;
+        }
+        let starts = self.turn_starts(self.cursor);
+        starts
+            .iter()
+            .rev()
+            .find(|(p, s)| *p < self.cursor && (self.ai_seat.is_none() || *s != self.ai_seat))
+            .map(|(p, _)| *p)
+    }
+}

@@ -1,0 +1,308 @@
+//! The play server's API over real HTTP: a server on port 0, every endpoint and every error.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use zeroplay_server::{ServeConfig, client};
+
+struct Server {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(cfg: ServeConfig) -> Server {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let (atx, arx) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            let rt =
+                tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                atx.send(listener.local_addr().unwrap()).unwrap();
+                zeroplay_server::run(cfg, listener, async move {
+                    let _ = rx.await;
+                })
+                .await
+                .unwrap();
+            });
+        });
+        let addr = arx.recv_timeout(Duration::from_secs(30)).unwrap();
+        Server { addr, stop: Some(tx), thread: Some(thread) }
+    }
+
+    /// One request; returns (status, headers, body).
+    fn raw(&self, method: &str, path: &str, body: Option<&[u8]>, ctype: &str) -> (u16, String, Vec<u8>) {
+        let r = client::request(self.addr, method, path, body, ctype).unwrap();
+        (r.status, r.head, r.body)
+    }
+
+    fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let b = body.map(|v| v.to_string().into_bytes());
+        let (st, _, out) = self.raw(method, path, b.as_deref(), "application/json");
+        let v = if out.is_empty() { Value::Null } else { serde_json::from_slice(&out).expect("a JSON body") };
+        (st, v)
+    }
+
+    fn ok(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let (st, v) = self.call(method, path, body);
+        assert!((200..300).contains(&st), "{method} {path}: {st} {v}");
+        v
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.thread.take().unwrap().join().unwrap();
+    }
+}
+
+/// Server-sent events of a body: (event, data).
+fn events(body: &[u8]) -> Vec<(String, Value)> {
+    client::Response { status: 200, head: String::new(), body: body.to_vec() }.events()
+}
+
+fn quick() -> ServeConfig {
+    ServeConfig {
+        default_ai_ms: 100,
+        max_ai_ms: 2000,
+        max_games_per_client: 4,
+        max_games: 6,
+        ..Default::default()
+    }
+}
+
+fn legal(v: &Value) -> Vec<String> {
+    v["legal"].as_array().unwrap().iter().map(|l| l["action"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_battle_number_game_against_the_ai_with_undo_redo_and_replay() {
+    let s = Server::start(quick());
+    let page = s.raw("GET", "/", None, "text/plain");
+    assert_eq!(page.0, 200);
+    assert!(String::from_utf8_lossy(&page.2).contains("/app.js"));
+    assert_eq!(s.raw("GET", "/app.js", None, "text/plain").0, 200);
+    assert_eq!(s.raw("GET", "/style.css", None, "text/plain").0, 200);
+    let info = s.ok("GET", "/api/info", None);
+    assert_eq!(info["model_version"], 0);
+
+    let v =
+        s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "second", "seed": 11})));
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_eq!(v["to_move"], "first");
+    assert_eq!(legal(&v), vec!["d3"], "the first move is the centre");
+    assert_eq!(s.ok("GET", &format!("/api/games/{id}"), None)["ply"], 0);
+
+    // Our turn: square, then a piece.
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": "d3"})));
+    assert_eq!(v["board"]["pending_square"], 24);
+    let piece = legal(&v)[0].clone();
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": piece})));
+    assert_eq!(v["to_move"], "second");
+    // The AI's turn: clicks are refused until it has moved.
+    let (st, e) = s.call("POST", &format!("/api/games/{id}/click"), Some(json!({"action": legal(&v)[0]})));
+    assert_eq!(st, 409, "{e}");
+    let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=300"), None, "text/plain");
+    assert_eq!(st, 200);
+    let evs = events(&body);
+    assert!(evs.iter().any(|(e, _)| e == "progress"), "progress events are streamed");
+    let (last, done) = evs.last().unwrap();
+    assert_eq!(last, "done");
+    assert_eq!(done["applied"], true);
+    assert_eq!(done["clicks"].as_array().unwrap().len(), 2, "a whole placement turn");
+    assert!(done["search"]["sims"].as_u64().unwrap() > 0);
+    let v = done["state"].clone();
+    assert_eq!(v["to_move"], "first");
+    assert_eq!(v["ply"], 4);
+    assert_eq!(v["last_turn"], json!([2, 4]));
+
+    // Undo takes back the AI's turn and ours; redo brings both back.
+    let u = s.ok("POST", &format!("/api/games/{id}/undo"), None);
+    assert_eq!(u["ply"], 0);
+    assert_eq!(u["can_redo"], true);
+    let (st, _) = s.call("POST", &format!("/api/games/{id}/undo"), None);
+    assert_eq!(st, 409, "nothing left to undo");
+    let r = s.ok("POST", &format!("/api/games/{id}/redo"), None);
+    assert_eq!(r["ply"], 4);
+    assert_eq!(r["board"], v["board"]);
+    let (st, _) = s.call("POST", &format!("/api/games/{id}/redo"), None);
+    assert_eq!(st, 409);
+
+    // The replay link reproduces the game, click for click, and can be taken over.
+    let token = r["replay"].as_str().unwrap().to_string();
+    let rep = s.ok("GET", &format!("/api/replay/{token}"), None);
+    assert_eq!(rep["actions"], r["history"]);
+    assert_eq!(rep["state"]["board"], r["board"]);
+    assert_eq!(rep["seed"], "11");
+    let mid = s.ok("GET", &format!("/api/replay/{token}?at=2"), None);
+    assert_eq!(mid["state"]["to_move"], "second");
+    let (st, _) = s.call("GET", &format!("/api/replay/{token}?at=99"), None);
+    assert_eq!(st, 400);
+    let taken = s.ok("POST", "/api/games", Some(json!({"replay": token, "at": 2, "ai_seat": "none"})));
+    assert_eq!(taken["ply"], 2);
+    assert_eq!(taken["to_move"], "second");
+
+    // The SVG download.
+    let (st, head, svg) = s.raw("GET", &format!("/api/games/{id}/board.svg"), None, "text/plain");
+    assert_eq!(st, 200);
+    assert!(head.contains("image/svg+xml"));
+    assert!(head.contains("filename=\"BattleNumber_"), "{head}");
+    assert!(svg.starts_with(b"<svg"));
+
+    let info = s.ok("GET", "/api/info", None);
+    assert_eq!(info["ai"]["turns"], 1);
+    assert_eq!(info["games_held"], 2);
+    assert_eq!(s.call("DELETE", &format!("/api/games/{id}"), None).0, 204);
+    assert_eq!(s.call("GET", &format!("/api/games/{id}"), None).0, 404);
+}
+
+#[test]
+fn a_trigolden_game_offers_ghosts_and_checks_every_click() {
+    let s = Server::start(quick());
+    let v = s.ok(
+        "POST",
+        "/api/games",
+        Some(json!({"game": "trigolden", "ai_seat": "none", "options": {"scoring": "same-owner"}})),
+    );
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_eq!(v["options"]["scoring"], "same-owner");
+    // Opening: one ghost per shape and mirror, with its polygon.
+    let opens = v["legal"].as_array().unwrap();
+    assert_eq!(opens.len(), 6);
+    assert_eq!(opens[0]["points"].as_array().unwrap().len(), 4);
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": opens[0]["action"]})));
+    assert_eq!(v["board"]["pieces"].as_array().unwrap().len(), 1);
+    // Second seat: two pieces on the opening piece; every ghost names its target.
+    let first = v["legal"].as_array().unwrap()[0].clone();
+    assert_eq!(first["target"], 0);
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": first["action"]})));
+    assert_eq!(v["turn_start"], false);
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": legal(&v)[0]})));
+    assert_eq!(v["turn_start"], true);
+    assert_eq!(v["last_turn"], json!([1, 3]));
+    // The AI (the user's trigolden-seed) plays a whole turn on request.
+    let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=200"), None, "text/plain");
+    assert_eq!(st, 200);
+    let (_, done) = events(&body).pop().unwrap();
+    assert_eq!(done["applied"], true);
+    assert_eq!(done["state"]["board"]["pieces"].as_array().unwrap().len(), 5);
+    let (st, head, _) = s.raw("GET", &format!("/api/games/{id}/board.svg"), None, "text/plain");
+    assert_eq!(st, 200);
+    assert!(head.contains("filename=\"BraceTheTriGolden_"), "{head}");
+    // Replay of a TriGolden game.
+    let token = done["state"]["replay"].as_str().unwrap().to_string();
+    let rep = s.ok("GET", &format!("/api/replay/{token}"), None);
+    assert_eq!(rep["game"], "trigolden");
+    assert_eq!(rep["options"]["scoring"], "same-owner");
+    assert_eq!(rep["state"]["board"], done["state"]["board"]);
+}
+
+#[test]
+fn bad_requests_get_clear_errors_and_change_nothing() {
+    let s = Server::start(ServeConfig { max_body_bytes: 1024, ..quick() });
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "none"})));
+    let id = v["id"].as_str().unwrap().to_string();
+    let before = s.ok("GET", &format!("/api/games/{id}"), None);
+    let click =
+        |body: &[u8]| s.raw("POST", &format!("/api/games/{id}/click"), Some(body), "application/json");
+    let err = |r: (u16, String, Vec<u8>)| -> (u16, String) {
+        let v: Value = serde_json::from_slice(&r.2).unwrap_or(Value::Null);
+        (r.0, v["error"].as_str().unwrap_or("").to_string())
+    };
+    // Malformed JSON, wrong fields, unknown action text, an illegal click, a long body.
+    for (body, status, says) in [
+        (&b"{not json"[..], 400, "JSON"),
+        (&br#"{"act": "d3"}"#[..], 400, "action"),
+        (&br#"{"action": "zz9"}"#[..], 400, "zz9"),
+        (&br#"{"action": "a0"}"#[..], 422, "a0"),
+    ] {
+        let (st, msg) = err(click(body));
+        assert_eq!(st, status, "{}: {msg}", String::from_utf8_lossy(body));
+        assert!(msg.contains(says), "{msg:?} should mention {says}");
+    }
+    let big = format!(r#"{{"action": "{}"}}"#, "x".repeat(4000));
+    assert_eq!(click(big.as_bytes()).0, 413);
+    assert_eq!(s.ok("GET", &format!("/api/games/{id}"), None), before, "the game is unchanged");
+
+    // New games: bad kind, options, seat, AI time; a bad replay token.
+    for (body, says) in [
+        (json!({}), "name a game"),
+        (json!({"game": "chess"}), "unknown variant"),
+        (json!({"game": "battlenumber", "options": {"hole-rule": "nope"}}), "options"),
+        (json!({"game": "trigolden", "options": {"scoring": "most"}}), "scoring"),
+        (json!({"game": "trigolden", "options": {"komi": 1}}), "komi"),
+        (json!({"game": "battlenumber", "ai_seat": "left"}), "ai_seat"),
+        (json!({"game": "battlenumber", "ai_ms": 999999}), "ai_ms"),
+        (json!({"replay": "AAAA"}), "token"),
+        (json!({"game": "battlenumber", "at": 3}), "replay"),
+    ] {
+        let (st, v) = s.call("POST", "/api/games", Some(body.clone()));
+        assert_eq!(st, 400, "{body}: {v}");
+        assert!(v["error"].as_str().unwrap().contains(says), "{body}: {v}");
+    }
+    // Unknown games and pages.
+    assert_eq!(s.call("GET", "/api/games/zzz", None).0, 404);
+    assert_eq!(s.call("GET", "/api/games/123abc", None).0, 404);
+    assert_eq!(s.call("POST", "/api/games/123abc/undo", None).0, 404);
+    assert_eq!(s.call("GET", "/api/nothing", None).0, 404);
+    assert_eq!(s.call("GET", "/api/replay/@@@", None).0, 400);
+    // AI time out of bounds.
+    let (st, _, _) = s.raw("POST", &format!("/api/games/{id}/ai?ms=0"), None, "text/plain");
+    assert_eq!(st, 400);
+    let (st, _, _) = s.raw("POST", &format!("/api/games/{id}/ai?ms=5000"), None, "text/plain");
+    assert_eq!(st, 400);
+
+    // Limits: games per client (4 here; one held already), then the game over error.
+    for _ in 0..3 {
+        s.ok("POST", "/api/games", Some(json!({"game": "battlenumber"})));
+    }
+    let (st, v) = s.call("POST", "/api/games", Some(json!({"game": "battlenumber"})));
+    assert_eq!(st, 429, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("limit"));
+}
+
+#[test]
+fn a_finished_game_refuses_more_moves() {
+    let s = Server::start(quick());
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "none", "seed": 3})));
+    let id = v["id"].as_str().unwrap().to_string();
+    // Click the first legal action until the game ends.
+    let mut v = v;
+    let mut clicks = 0;
+    while v["outcome"].is_null() {
+        let a = legal(&v)[0].clone();
+        v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": a})));
+        clicks += 1;
+        assert!(clicks < 400);
+    }
+    assert!(v["legal"].as_array().unwrap().is_empty());
+    let (st, e) = s.call("POST", &format!("/api/games/{id}/click"), Some(json!({"action": "d3"})));
+    assert_eq!(st, 409, "{e}");
+    let (st, _, _) = s.raw("POST", &format!("/api/games/{id}/ai"), None, "text/plain");
+    assert_eq!(st, 409);
+    // Its replay reproduces the end exactly.
+    let rep = s.ok("GET", &format!("/api/replay/{}", v["replay"].as_str().unwrap()), None);
+    assert_eq!(rep["state"]["outcome"], v["outcome"]);
+    assert_eq!(rep["state"]["board"], v["board"]);
+}
+
+#[test]
+fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("junk.safetensors");
+    std::fs::write(&bad, b"not a model").unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let err = rt
+        .block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            zeroplay_server::run(ServeConfig { model: Some(bad.clone()), ..quick() }, l, async {}).await
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("junk.safetensors"), "{err}");
+    let bad_cfg = ServeConfig { lambda: 2.0, ..quick() };
+    assert!(bad_cfg.validate().is_err());
+}

@@ -1,0 +1,193 @@
+//! `zeroplay bench serve`: the play server measured through its HTTP API — AI move latency
+//! against the time asked for, simulations/s through the server, and memory per held game.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use engine::Game;
+use engine::battlenumber::BattleNumber;
+use engine::trigolden::TriGolden;
+use serde_json::{Value, json};
+use zeroplay_server::{ServeConfig, client};
+
+/// `zeroplay bench serve`.
+#[derive(Debug, Args)]
+pub struct ServeBenchArgs {
+    /// AI times per move to measure, in milliseconds (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "100,1000")]
+    pub ms: Vec<u64>,
+    /// AI moves per time setting (each from a different position).
+    #[arg(long, default_value_t = 20)]
+    pub moves: usize,
+    /// Games created to measure memory per held game (per game kind).
+    #[arg(long, default_value_t = 1000)]
+    pub games: usize,
+    /// Serve this model file (Battle Number); none: the rollout AI.
+    #[arg(long)]
+    pub model: Option<std::path::PathBuf>,
+    /// Seed of the positions.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Resident memory of this process, in bytes (Linux; 0 elsewhere).
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
+        .map_or(0, |pages| pages * 4096)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() { f64::NAN } else { v[v.len() / 2] }
+}
+
+/// Random clicks from the start of game `G`, `n` of them (fewer if the game ends).
+fn random_clicks<G: Game>(n: usize, seed: u64) -> Vec<String> {
+    let mut s = G::new_game(&Default::default());
+    let mut rng = engine::rng_from_seed(seed);
+    let mut out = Vec::new();
+    let mut legal = Vec::new();
+    while out.len() < n && s.outcome().is_none() {
+        s.legal_actions(&mut legal);
+        let a = legal[rand::RngExt::random_range(&mut rng, 0..legal.len())];
+        s.play(a).expect("legal");
+        out.push(a.to_string());
+    }
+    // End on a turn start, where the AI is asked to move.
+    while !s.at_turn_start() && s.outcome().is_none() {
+        s.legal_actions(&mut legal);
+        let a = legal[0];
+        s.play(a).expect("legal");
+        out.push(a.to_string());
+    }
+    out
+}
+
+fn ok(r: std::io::Result<client::Response>, what: &str) -> Result<Value> {
+    let r = r.with_context(|| what.to_string())?;
+    if !(200..300).contains(&r.status) {
+        bail!("{what}: HTTP {} {}", r.status, String::from_utf8_lossy(&r.body));
+    }
+    Ok(r.json())
+}
+
+/// A game of `kind` at the position after `clicks` (played through the API).
+fn game_at(addr: SocketAddr, kind: &str, clicks: &[String]) -> Result<String> {
+    let v = ok(
+        client::json(addr, "POST", "/api/games", Some(&json!({"game": kind, "ai_seat": "none"}))),
+        "new game",
+    )?;
+    let id = v["id"].as_str().context("game id")?.to_string();
+    for c in clicks {
+        ok(
+            client::json(addr, "POST", &format!("/api/games/{id}/click"), Some(&json!({"action": c}))),
+            "click",
+        )?;
+    }
+    Ok(id)
+}
+
+/// Runs the benchmark.
+///
+/// # Errors
+/// A server that fails to start or answers an error.
+pub fn run(args: ServeBenchArgs) -> Result<()> {
+    let cfg = ServeConfig {
+        model: args.model.clone(),
+        max_games: args.games * 2 + args.moves * args.ms.len() * 2 + 16,
+        max_games_per_client: usize::MAX / 2,
+        max_ai_ms: args.ms.iter().copied().max().unwrap_or(1000).max(1000),
+        ..ServeConfig::default()
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = rt.spawn(zeroplay_server::run(cfg, listener, async move {
+        let _ = stop_rx.await;
+    }));
+    std::thread::sleep(Duration::from_millis(200));
+    let info = ok(client::json(addr, "GET", "/api/info", None), "info")?;
+    println!(
+        "zeroplay bench serve: server on {addr}, model version {} ({})",
+        info["model_version"],
+        if args.model.is_some() { "network leaf" } else { "rollout AI" }
+    );
+
+    // AI latency and simulations/s, Battle Number, from positions a random number of turns in.
+    println!("\nAI moves through the server (Battle Number, {} moves per setting; medians):", args.moves);
+    println!("| asked | latency | over the asked time | simulations/s | simulations per move |");
+    println!("|---|---|---|---|---|");
+    for &ms in &args.ms {
+        let (mut lat, mut over, mut rate, mut sims) = (vec![], vec![], vec![], vec![]);
+        for i in 0..args.moves {
+            let plies = 10 + (i * 7) % 60;
+            let clicks = random_clicks::<BattleNumber>(plies, args.seed * 1000 + i as u64);
+            let id = game_at(addr, "battlenumber", &clicks)?;
+            let t = Instant::now();
+            let r =
+                client::request(addr, "POST", &format!("/api/games/{id}/ai?ms={ms}"), None, "text/plain")?;
+            let took = t.elapsed().as_secs_f64() * 1e3;
+            let done = r.events().into_iter().rev().find(|(e, _)| e == "done").context("no done event")?.1;
+            let n = done["search"]["sims"].as_f64().unwrap_or(0.0);
+            let el = done["search"]["elapsed_ms"].as_f64().unwrap_or(ms as f64).max(1.0);
+            lat.push(took);
+            over.push(took - ms as f64);
+            rate.push(n / (el / 1e3));
+            sims.push(n);
+            client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+        }
+        println!(
+            "| {ms} ms | {:.1} ms | {:+.1} ms | {:.0} | {:.0} |",
+            median(&mut lat),
+            median(&mut over),
+            median(&mut rate),
+            median(&mut sims)
+        );
+    }
+
+    // Memory per held game: many games at a mid-game position.
+    println!("\nGames held ({} per kind, each at a mid-game position):", args.games);
+    println!("| game | clicks in | RSS before | RSS after | per game |");
+    println!("|---|---|---|---|---|");
+    for (kind, clicks) in [
+        ("battlenumber", random_clicks::<BattleNumber>(60, args.seed)),
+        ("trigolden", random_clicks::<TriGolden>(20, args.seed)),
+    ] {
+        let token = {
+            let id = game_at(addr, kind, &clicks)?;
+            let v = ok(client::json(addr, "GET", &format!("/api/games/{id}"), None), "game")?;
+            client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+            v["replay"].as_str().context("replay")?.to_string()
+        };
+        let before = rss();
+        let mut ids = Vec::with_capacity(args.games);
+        for _ in 0..args.games {
+            let v = ok(
+                client::json(addr, "POST", "/api/games", Some(&json!({"replay": token, "ai_seat": "none"}))),
+                "new game",
+            )?;
+            ids.push(v["id"].as_str().context("id")?.to_string());
+        }
+        let after = rss();
+        let held =
+            ok(client::json(addr, "GET", "/api/info", None), "info")?["games_held"].as_u64().unwrap_or(0);
+        println!(
+            "| {kind} | {} | {:.1} MiB | {:.1} MiB | {:.1} KiB ({held} held) |",
+            clicks.len(),
+            before as f64 / 1048576.0,
+            after as f64 / 1048576.0,
+            after.saturating_sub(before) as f64 / args.games as f64 / 1024.0
+        );
+        for id in ids {
+            client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+        }
+    }
+    let _ = stop_tx.send(());
+    rt.block_on(server)??;
+    Ok(())
+}
