@@ -14,6 +14,9 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio_stream::StreamExt;
 use tonic::Code;
+
+/// The Battle Number feature version models are trained on.
+const FEATURES: u32 = <BattleNumber as engine::Features>::FEATURE_VERSION;
 use zeroplay_coordinator::config::CoordinatorConfig;
 use zeroplay_proto::v1 as pb;
 use zeroplay_worker::{Client, WorkerConfig, client};
@@ -332,7 +335,7 @@ async fn models_are_published_announced_and_downloaded_with_their_hash() {
         data.chunks(100_000)
             .map(|c| pb::PublishModelChunk {
                 game_kind: "battlenumber".into(),
-                encoding_version: 1,
+                encoding_version: FEATURES,
                 sha256: sha.into(),
                 total_size: data.len() as u64,
                 data: c.to_vec(),
@@ -478,7 +481,7 @@ fn spawn_worker(
 
 /// Publishes model bytes as the trainer.
 async fn publish(c: &mut Client, bytes: &[u8]) -> Result<u64, tonic::Status> {
-    zeroplay_worker::publish_model(c, "battlenumber", 1, bytes, None).await
+    zeroplay_worker::publish_model(c, "battlenumber", FEATURES, bytes, None).await
 }
 
 /// A fresh network's model file; `declare` overrides the size written into its metadata.
@@ -584,9 +587,15 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1, "ungated: best at once");
     // A candidate that promotes whatever it scores; published before any worker exists.
     let easy = GateSettings { matches: 4, threshold: 0.0, sims: 8, ..GateSettings::default() };
-    let v2 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", 1, &model_file(None), Some(&easy))
-        .await
-        .unwrap();
+    let v2 = zeroplay_worker::publish_model(
+        &mut trainer,
+        "battlenumber",
+        FEATURES,
+        &model_file(None),
+        Some(&easy),
+    )
+    .await
+    .unwrap();
     assert_eq!(v2, 2);
     let st = gate_status(&mut trainer, 2).await;
     assert_eq!(
@@ -596,9 +605,10 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     assert_eq!(status(&mut trainer).await.model_version, 1, "a candidate is not the best");
     // Bad settings are refused, and so are reports that are not the worker's.
     let bad = GateSettings { sims: 0, ..easy.clone() };
-    let e = zeroplay_worker::publish_model(&mut trainer, "battlenumber", 1, &model_file(None), Some(&bad))
-        .await
-        .unwrap_err();
+    let e =
+        zeroplay_worker::publish_model(&mut trainer, "battlenumber", FEATURES, &model_file(None), Some(&bad))
+            .await
+            .unwrap_err();
     assert!(e.code() == Code::InvalidArgument && e.message().contains("sims"), "{e:?}");
     let e = trainer.gate_status(pb::GateStatusRequest { version: 99 }).await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
@@ -635,9 +645,15 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     // A candidate that must win every one of 12 matches against an equally untrained network
     // (about 1 in 4,000 by chance): refused, never announced, never used for self-play.
     let hard = GateSettings { matches: 12, threshold: 1.0, sims: 8, seed: 11, ..GateSettings::default() };
-    let v3 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", 1, &model_file(None), Some(&hard))
-        .await
-        .unwrap();
+    let v3 = zeroplay_worker::publish_model(
+        &mut trainer,
+        "battlenumber",
+        FEATURES,
+        &model_file(None),
+        Some(&hard),
+    )
+    .await
+    .unwrap();
     let st = decided(&mut trainer, v3).await;
     assert_eq!(st.state, pb::GateState::Rejected as i32, "{st:?}");
     assert_eq!(st.opponent_version, 2, "it played the new best");

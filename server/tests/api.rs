@@ -306,3 +306,53 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
     let bad_cfg = ServeConfig { lambda: 2.0, ..quick() };
     assert!(bad_cfg.validate().is_err());
 }
+
+fn model_bytes() -> Vec<u8> {
+    use engine::Features;
+    use engine::battlenumber::BattleNumber;
+    let cfg = model::NetConfig::named("tiny").unwrap();
+    let net = model::ValueNet::new(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &model::cpu());
+    let meta = model::ModelMeta::for_game::<BattleNumber>(cfg, 10.0, model::ModelInfo::default());
+    model::to_bytes(&net, &meta).unwrap()
+}
+
+/// Writes `bytes` to `path` the way a trainer publishes: to a side file, then renamed in.
+fn publish(path: &std::path::Path, bytes: &[u8]) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn a_model_file_is_hot_reloaded_and_a_corrupt_replacement_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("best.safetensors");
+    publish(&path, &model_bytes());
+    let s = Server::start(ServeConfig { model: Some(path.clone()), model_poll_ms: 50, ..quick() });
+    assert_eq!(s.ok("GET", "/api/info", None)["model_version"], 1);
+    // The AI searches with the network: the game records the model version.
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "first"})));
+    let id = v["id"].as_str().unwrap().to_string();
+    let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=200"), None, "text/plain");
+    assert_eq!(st, 200);
+    let (_, done) = events(&body).pop().unwrap();
+    assert_eq!(done["state"]["model_version"], 1);
+    assert!(done["search"]["sims"].as_u64().unwrap() > 0);
+    let wait_for = |want: u64| {
+        for _ in 0..100 {
+            if s.ok("GET", "/api/info", None)["model_version"] == want {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    };
+    // A corrupt file is refused and the model kept ...
+    publish(&path, b"not a model at all");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(s.ok("GET", "/api/info", None)["model_version"], 1);
+    // ... and the next good one is loaded.
+    std::thread::sleep(Duration::from_millis(20));
+    publish(&path, &model_bytes());
+    assert!(wait_for(2), "the new model file was not picked up");
+}
