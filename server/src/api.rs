@@ -476,8 +476,8 @@ mod tests {
     #[test]
     fn stamps_are_utc_civil_time() {
         let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
-        // 2026-11-18 08:26:40 UTC
-        assert_eq!(stamp(t), "20261118_082640");
+        // 2026-11-18 11:06:40 UTC (as Python's datetime.utcfromtimestamp has it)
+        assert_eq!(stamp(t), "20261118_110640");
         assert_eq!(stamp(std::time::UNIX_EPOCH), "19700101_000000");
         let leap = std::time::UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
         assert_eq!(stamp(leap), "20000229_000000");
