@@ -125,16 +125,13 @@ impl ServeConfig {
             return Err("lambda and margin_mix must be in [0, 1]".into());
         }
         match self.trigolden_agent.parse::<AgentSpec>() {
-            Ok(AgentSpec::TrigoldenSeed(_) | AgentSpec::Mcts(_)) => {}
-            Ok(_) => return Err("trigolden_agent must be trigolden-seed:... or mcts:...".into()),
-            Err(e) => return Err(format!("trigolden_agent: {e}")),
+            Ok(AgentSpec::Mcts(m)) if matches!(m.eval, engine::agent::EvalSpec::Net { .. }) => {
+                Err("trigolden_agent: TriGolden has no network yet".into())
+            }
+            Ok(AgentSpec::TrigoldenSeed(_) | AgentSpec::Mcts(_)) => Ok(()),
+            Ok(_) => Err("trigolden_agent must be trigolden-seed:... or mcts:...".into()),
+            Err(e) => Err(format!("trigolden_agent: {e}")),
         }
-        if let Ok(AgentSpec::Mcts(m)) = self.trigolden_agent.parse::<AgentSpec>()
-            && matches!(m.eval, engine::agent::EvalSpec::Net { .. })
-        {
-            return Err("trigolden_agent: TriGolden has no network yet".into());
-        }
-        Ok(())
     }
 }
 

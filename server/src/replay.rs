@@ -77,17 +77,19 @@ pub fn encode<G: Served>(r: &Replay<G>) -> String {
 /// A token that is not base64url or is too short.
 pub fn kind_of(token: &str) -> Result<crate::table::GameKind, String> {
     let b = bytes(token)?;
-    if b.len() < 2 || b[0] != FORMAT {
-        return Err("not a zeroplay replay token (unknown format)".into());
-    }
     crate::table::GameKind::from_code(b[1]).ok_or_else(|| format!("unknown game code {}", b[1]))
 }
 
+/// The token's bytes, with a known format byte and at least a game code after it.
 fn bytes(token: &str) -> Result<Vec<u8>, String> {
     if token.len() > MAX_TOKEN_LEN {
         return Err(format!("token longer than {MAX_TOKEN_LEN} characters"));
     }
-    URL_SAFE_NO_PAD.decode(token.trim()).map_err(|e| format!("token is not base64url: {e}"))
+    let b = URL_SAFE_NO_PAD.decode(token.trim()).map_err(|e| format!("token is not base64url: {e}"))?;
+    if b.len() < 2 || b[0] != FORMAT {
+        return Err("not a zeroplay replay token (unknown format)".into());
+    }
+    Ok(b)
 }
 
 /// Reads a token for game `G`, replaying (and so checking) every click.
@@ -96,9 +98,6 @@ fn bytes(token: &str) -> Result<Vec<u8>, String> {
 /// What is wrong: encoding, game, options, or the click that is out of range.
 pub fn decode<G: Served>(token: &str, defaults: &G::Options) -> Result<Replay<G>, String> {
     let b = bytes(token)?;
-    if b.len() < 2 || b[0] != FORMAT {
-        return Err("not a zeroplay replay token (unknown format)".into());
-    }
     if b[1] != G::KIND.code() {
         return Err(format!("token is not a {} game", G::NAME));
     }

@@ -451,9 +451,10 @@ impl<G: Served> Table for Session<G> {
             "history".into(),
             json!(self.history[..self.cursor].iter().map(|a| a.to_string()).collect::<Vec<_>>()),
         );
-        obj.insert("can_undo".into(), json!(self.undo_target().is_some()));
-        // The clicks of the last completed turn and of the one in progress.
+        // One replay of the history serves both the undo target and the last turn.
         let starts = self.turn_starts(self.cursor);
+        obj.insert("can_undo".into(), json!(self.undo_target(&starts).is_some()));
+        // The clicks of the last completed turn and of the one in progress.
         let before: Vec<usize> = starts.iter().map(|(p, _)| *p).filter(|p| *p < self.cursor).collect();
         let from = if self.state.at_turn_start() || self.state.outcome().is_some() {
             before.last().copied().unwrap_or(0)
@@ -482,7 +483,9 @@ impl<G: Served> Table for Session<G> {
     }
 
     fn undo(&mut self) -> Result<(), ApiError> {
-        let to = self.undo_target().ok_or_else(|| ApiError::Conflict("nothing to undo".into()))?;
+        let to = self
+            .undo_target(&self.turn_starts(self.cursor))
+            .ok_or_else(|| ApiError::Conflict("nothing to undo".into()))?;
         self.rebuild(to);
         Ok(())
     }
@@ -574,11 +577,8 @@ impl<G: Served> Table for Session<G> {
 impl<G: Served> Session<G> {
     /// Undo goes back to the latest turn start before the cursor that belongs to a human
     /// seat (with an AI seat, its turns are taken back too).
-    fn undo_target(&self) -> Option<usize> {
-        if self.cursor == 0 {
-            return None;
-        }
-        let starts = self.turn_starts(self.cursor);
+    /// `starts` is [`Session::turn_starts`] up to the cursor.
+    fn undo_target(&self, starts: &[(usize, Option<Seat>)]) -> Option<usize> {
         starts
             .iter()
             .rev()

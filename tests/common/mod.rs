@@ -4,24 +4,32 @@
 
 use std::path::{Path, PathBuf};
 
-/// The Python with the test tools: `ZEROPLAY_PYTHON`, else the venv that
-/// `scripts/setup-test-tools.sh` creates. Panics (the test fails) with how to install it.
-pub fn python() -> PathBuf {
-    let setup = "run scripts/setup-test-tools.sh (or scripts/test.sh, which runs it and then the tests)";
-    if let Some(p) = std::env::var_os("ZEROPLAY_PYTHON").filter(|p| !p.is_empty()) {
-        let p = PathBuf::from(p);
-        assert!(p.exists(), "ZEROPLAY_PYTHON={} does not exist; {setup}", p.display());
-        return p;
-    }
-    let tools = std::env::var_os("ZEROPLAY_TOOLS")
+/// How to install what a test is missing.
+const SETUP: &str = "run scripts/setup-test-tools.sh (or scripts/test.sh, which runs it and then the tests)";
+
+/// Where `scripts/setup-test-tools.sh` installs the tools: `ZEROPLAY_TOOLS`, else
+/// `~/.cache/zeroplay`.
+fn tools_dir() -> PathBuf {
+    std::env::var_os("ZEROPLAY_TOOLS")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/zeroplay")))
-        .expect("neither ZEROPLAY_PYTHON, ZEROPLAY_TOOLS nor HOME is set");
+        .expect("neither ZEROPLAY_TOOLS nor HOME is set")
+}
+
+/// The Python with the test tools: `ZEROPLAY_PYTHON`, else the venv that
+/// `scripts/setup-test-tools.sh` creates. Panics (the test fails) with how to install it.
+pub fn python() -> PathBuf {
+    if let Some(p) = std::env::var_os("ZEROPLAY_PYTHON").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        assert!(p.exists(), "ZEROPLAY_PYTHON={} does not exist; {SETUP}", p.display());
+        return p;
+    }
+    let tools = tools_dir();
     let p = tools.join("venv/bin/python");
     assert!(
         p.exists(),
-        "no Python with pyarrow for the Parquet check: ZEROPLAY_PYTHON is unset and {} does not exist; {setup}",
+        "no Python with pyarrow for the Parquet check: ZEROPLAY_PYTHON is unset and {} does not exist; {SETUP}",
         p.display()
     );
     p
@@ -30,21 +38,16 @@ pub fn python() -> PathBuf {
 /// The browser tools: (the `node_modules` holding playwright-core, the Chromium binary).
 /// Panics (the test fails) with how to install them.
 pub fn browser() -> (PathBuf, PathBuf) {
-    let setup = "run scripts/setup-test-tools.sh (or scripts/test.sh, which runs it and then the tests)";
-    let tools = std::env::var_os("ZEROPLAY_TOOLS")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache/zeroplay")))
-        .expect("neither ZEROPLAY_TOOLS nor HOME is set");
+    let tools = tools_dir();
     let modules = tools.join("node/node_modules");
     assert!(
         modules.join("playwright-core/package.json").exists(),
-        "playwright-core is not installed in {}; {setup}",
+        "playwright-core is not installed in {}; {SETUP}",
         modules.display()
     );
     let chromium = std::env::var_os("ZEROPLAY_CHROMIUM")
         .map(PathBuf::from)
         .unwrap_or_else(|| "/usr/bin/chromium".into());
-    assert!(chromium.exists(), "no Chromium at {}; {setup}", chromium.display());
+    assert!(chromium.exists(), "no Chromium at {}; {SETUP}", chromium.display());
     (modules, chromium)
 }
