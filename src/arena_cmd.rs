@@ -9,6 +9,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use engine::agent::{AgentSpec, NetLoader};
 use engine::arena::{Elo, Tally, play_match_from};
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::game::Game;
 use engine::trigolden::TriGolden;
@@ -99,6 +100,9 @@ pub fn run(args: ArenaArgs) -> Result<()> {
             true,
             &crate::netload::loader::<BattleNumber>,
         )?,
+        GameName::Banqi => {
+            run_arena::<Banqi>(&cfg, &Default::default(), &a, &b, true, &crate::netload::loader::<Banqi>)?
+        }
         GameName::Trigolden => {
             let opts = cfg.options.trigolden.engine()?;
             run_arena::<TriGolden>(&cfg, &opts, &a, &b, true, &no_network::<TriGolden>)?

@@ -87,6 +87,12 @@ pub enum Command {
     ///
     /// Example: zeroplay export runs/local/trainer/models/best.safetensors --out exported/
     Export(ExportArgs),
+    /// Speak the line protocol of external Banqi match tools on stdin/stdout (UCI's shape):
+    /// `uci`, `isready`, `ucinewgame`, `position fen <position string> [moves …]`,
+    /// `go movetime <ms>` / `go nodes <n>` → `bestmove e1e2` (a flip is `f0f0`), `quit`.
+    ///
+    /// Example: zeroplay uci --game banqi --model runs/banqi/trainer/models/best.safetensors
+    Uci(UciArgs),
     /// Run a self-play worker against a coordinator.
     ///
     /// Example: zeroplay worker --coordinator http://10.0.0.5:50051 --token $ZEROPLAY_WORKER_TOKEN
@@ -234,6 +240,34 @@ pub enum GameName {
     Battlenumber,
     /// TriGolden (頂鑫棋).
     Trigolden,
+    /// Banqi (暗棋, TCGA rules).
+    Banqi,
+}
+
+/// `zeroplay uci`.
+#[derive(Debug, Args)]
+pub struct UciArgs {
+    /// The game (the protocol is Banqi's).
+    #[arg(short, long, value_enum, default_value = "banqi")]
+    pub game: GameName,
+    /// A trained model file: MCTS with its priors and its value mixed with a random playout.
+    /// Without one, MCTS with random-playout leaves.
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// With --model: share of the random playout in each leaf value (0: the network alone).
+    #[arg(long, default_value_t = 0.5, value_parser = unit_interval)]
+    pub lambda: f32,
+    /// Milliseconds per move when `go` gives no time or node limit.
+    #[arg(long, default_value_t = 1000)]
+    pub movetime: u64,
+    /// Seed of the search's randomness (each `go` derives its own from it).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+fn unit_interval(s: &str) -> Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
+    if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is not in [0, 1]")) }
 }
 
 /// `zeroplay arena`.

@@ -21,5 +21,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Bench(args) => crate::bench_cmd::run(args),
         Command::Train(args) => crate::train_cmd::train(args),
         Command::Export(args) => crate::train_cmd::export(args),
+        Command::Uci(args) => crate::uci_cmd::run(args),
     }
 }

@@ -18,3 +18,4 @@ pub mod pipeline_cmd;
 pub mod play_cmd;
 pub mod render_cmd;
 pub mod train_cmd;
+pub mod uci_cmd;

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::Result;
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::game::Game;
 use engine::perft::{first_turns, perft};
@@ -21,6 +22,21 @@ pub fn run(args: PerftArgs) -> Result<()> {
         GameName::Battlenumber => {
             let start = BattleNumber::new_game(&Default::default());
             println!("perft {} (default options), {} threads", BattleNumber::NAME, threads);
+            println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
+            for d in 1..=args.depth {
+                let t = Instant::now();
+                let n = parallel_perft(&start, d, threads);
+                let secs = t.elapsed().as_secs_f64();
+                println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
+            }
+        }
+        GameName::Banqi => {
+            let start = Banqi::start();
+            println!(
+                "perft {} (a flip and each piece it may reveal are distinct sequences), {} threads",
+                Banqi::NAME,
+                threads
+            );
             println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
             for d in 1..=args.depth {
                 let t = Instant::now();

@@ -131,6 +131,10 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let mut cfg: CoordinatorConfig = load(args.config.as_deref())?;
     let game = match args.game {
         crate::cli::GameName::Battlenumber => "battlenumber",
+        crate::cli::GameName::Banqi => anyhow::bail!(
+            "self-play of Banqi is not available yet (coordinator and trainer support are still to come); \
+             try `zeroplay arena --game banqi` or `zeroplay uci --game banqi`"
+        ),
         crate::cli::GameName::Trigolden => anyhow::bail!(
             "self-play of TriGolden is not available yet (its network features and coordinator support are still to come); \
              try `zeroplay arena --game trigolden` or `zeroplay perft trigolden 2`"

@@ -130,6 +130,9 @@ pub struct GameConfig {
     /// Leaf evaluator: "net" (the latest published model, hot-swapped between moves; the
     /// rollout evaluator until one is published), "rollout" (the user's AI) or "uniform".
     pub evaluator: String,
+    /// With `evaluator = "net"`: share, in `[0, 1]`, of one random playout's value mixed into
+    /// each leaf value (AlphaGo's λ, as the play server plays); 0 is the network alone.
+    pub leaf_lambda: f32,
     /// Where start positions come from.
     pub sources: SourcesConfig,
 }
@@ -140,6 +143,7 @@ impl Default for GameConfig {
             weight: 1.0,
             settings: SelfPlaySettings::default(),
             evaluator: "rollout".into(),
+            leaf_lambda: 0.5,
             sources: SourcesConfig::default(),
         }
     }
@@ -252,6 +256,9 @@ impl CoordinatorConfig {
             if !matches!(g.evaluator.as_str(), "net" | "rollout" | "uniform") {
                 return bad(format!("games.{name}.evaluator must be \"net\", \"rollout\" or \"uniform\""));
             }
+            if !(0.0..=1.0).contains(&g.leaf_lambda) {
+                return bad(format!("games.{name}.leaf_lambda must be in [0, 1]"));
+            }
             let s = &g.sources;
             let weights = [g.weight, s.initial, s.random_opening, s.fork, s.user_file_weight];
             if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
@@ -271,5 +278,29 @@ impl CoordinatorConfig {
             return bad("some game must have a positive weight".into());
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leaf_evaluator_settings_are_checked() {
+        let mut c = CoordinatorConfig::default();
+        c.validate().unwrap();
+        let g = c.games.get_mut("battlenumber").unwrap();
+        g.evaluator = "net".into();
+        g.leaf_lambda = 0.0;
+        c.validate().unwrap();
+        for bad_lambda in [-0.1, 1.5, f32::NAN] {
+            c.games.get_mut("battlenumber").unwrap().leaf_lambda = bad_lambda;
+            let e = c.validate().unwrap_err().to_string();
+            assert!(e.contains("leaf_lambda"), "{e}");
+        }
+        let g = c.games.get_mut("battlenumber").unwrap();
+        g.leaf_lambda = 1.0;
+        g.evaluator = "network".into();
+        assert!(c.validate().unwrap_err().to_string().contains("evaluator"));
     }
 }

@@ -179,6 +179,7 @@ impl Gating {
                         sims: run.settings.sims,
                         margin_mix: run.settings.margin_mix,
                         match_index: index,
+                        leaf_lambda: run.settings.lambda,
                     }),
                 });
             }
@@ -276,6 +277,7 @@ pub fn settings_from_proto(p: &pb::GateSettings) -> Result<GateSettings, String>
         sims: p.sims,
         opening_plies: p.opening_plies,
         margin_mix: p.margin_mix,
+        lambda: p.leaf_lambda,
         seed: p.seed,
     };
     s.validate()?;

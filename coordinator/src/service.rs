@@ -267,7 +267,7 @@ impl CoordinatorService {
                 game_kind: row.game_kind,
                 start_state: row.start_state,
                 seed: row.seed,
-                settings: Some(settings_to_proto(&gcfg.settings, &gcfg.evaluator)),
+                settings: Some(settings_to_proto(&gcfg.settings, &gcfg.evaluator, gcfg.leaf_lambda)),
                 model_version: 0,
                 ttl_ms: s.cfg.leases.ttl_ms,
                 source: row.source,
@@ -309,7 +309,11 @@ impl CoordinatorService {
 }
 
 /// Self-play settings as sent to workers.
-pub fn settings_to_proto(s: &engine::selfplay::SelfPlaySettings, evaluator: &str) -> pb::SelfPlaySettings {
+pub fn settings_to_proto(
+    s: &engine::selfplay::SelfPlaySettings,
+    evaluator: &str,
+    leaf_lambda: f32,
+) -> pb::SelfPlaySettings {
     pb::SelfPlaySettings {
         full_sims: s.full_sims,
         fast_sims: s.fast_sims,
@@ -326,6 +330,7 @@ pub fn settings_to_proto(s: &engine::selfplay::SelfPlaySettings, evaluator: &str
         resign_playthrough_fraction: s.resign_playthrough_fraction,
         evaluator: evaluator.to_string(),
         c_puct: s.c_puct,
+        leaf_lambda,
     }
 }
 

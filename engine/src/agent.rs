@@ -355,16 +355,7 @@ impl AgentSpec {
                         Arc::new(Rollout { score_scale: m.config.score_scale, playouts: *playouts })
                     }
                     EvalSpec::Net { model, mix, lambda } => {
-                        let inner = net(model, *mix)?;
-                        if *lambda > 0.0 {
-                            Arc::new(crate::eval::Mixed {
-                                inner,
-                                rollout: Rollout { score_scale: m.config.score_scale, playouts: 1 },
-                                lambda: *lambda,
-                            })
-                        } else {
-                            inner
-                        }
+                        crate::eval::Mixed::wrap(net(model, *mix)?, *lambda, m.config.score_scale)
                     }
                 };
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))

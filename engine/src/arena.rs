@@ -8,7 +8,10 @@
 
 use crate::Rng;
 use crate::agent::Agent;
-use crate::game::{Actor, Game, Outcome, Seat, sample_chance};
+use crate::game::{Actor, Game, Outcome, Seat, next_chance, sample_chance};
+
+/// The seed stream of a match's hidden deal (derived from the match seed).
+pub const DEAL_STREAM: u64 = 0xDEA1;
 
 /// One finished game.
 #[derive(Clone, Debug)]
@@ -30,14 +33,20 @@ pub struct MatchRecord<G: Game> {
     pub points_a: f64,
 }
 
-/// Plays one game from `start`; `agents[0]` sits at the first seat.
-pub fn play_game<G: Game>(start: &G, agents: &mut [&mut dyn Agent<G>; 2], rng: &mut Rng) -> GameRecord<G> {
+/// Plays one game from `start`; `agents[0]` sits at the first seat. Hidden chance (Banqi's
+/// face-down pieces) follows the deal seeded by `deal` ([`Game::dealt_outcome`]).
+pub fn play_game<G: Game>(
+    start: &G,
+    agents: &mut [&mut dyn Agent<G>; 2],
+    deal: u64,
+    rng: &mut Rng,
+) -> GameRecord<G> {
     let mut state = start.clone();
     let mut actions = Vec::new();
     let mut chances = Vec::new();
     while state.outcome().is_none() {
         let a = match state.to_move() {
-            Actor::Chance => sample_chance(&state, &mut chances, rng),
+            Actor::Chance => next_chance(&state, start, deal, &mut chances, rng),
             Actor::Player(seat) => agents[seat.index()].choose(&state, rng, &mut |_| {}),
         };
         for agent in agents.iter_mut() {
@@ -68,6 +77,8 @@ pub fn play_match_from<G: Game>(
     seed: u64,
 ) -> MatchRecord<G> {
     let mut rng = crate::rng_from_seed(seed);
+    // Both games share the hidden deal, as duplicate bridge deals the same cards twice.
+    let deal = crate::derive_seed(seed, DEAL_STREAM);
     let start = start.clone();
     let mut games = Vec::new();
     let mut score_a = 0;
@@ -75,12 +86,14 @@ pub fn play_match_from<G: Game>(
     for game in 0..2 {
         let a_seat = if game == 0 { Seat::First } else { Seat::Second };
         let record = if game == 0 {
-            play_game(&start, &mut [&mut *a, &mut *b], &mut rng)
+            play_game(&start, &mut [&mut *a, &mut *b], deal, &mut rng)
         } else {
-            play_game(&start, &mut [&mut *b, &mut *a], &mut rng)
+            play_game(&start, &mut [&mut *b, &mut *a], deal, &mut rng)
         };
         score_a += record.outcome.difference(a_seat);
-        if let Some(w) = record.outcome.decisive {
+        if let Some(w) = record.outcome.decisive
+            && G::DECISIVE_ENDS_MATCH
+        {
             decided = Some(if w == a_seat { 1.0 } else { 0.0 });
         }
         games.push(record);

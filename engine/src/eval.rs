@@ -145,6 +145,26 @@ pub struct Mixed<G: Game> {
     pub lambda: f32,
 }
 
+impl<G: Game> Mixed<G> {
+    /// `inner` mixed with one playout per leaf at weight `lambda` (clamped to `[0, 1]`), or
+    /// `inner` itself when `lambda` is 0 (no playout cost).
+    pub fn wrap(
+        inner: std::sync::Arc<dyn Evaluator<G>>,
+        lambda: f32,
+        score_scale: f32,
+    ) -> std::sync::Arc<dyn Evaluator<G>> {
+        if lambda > 0.0 {
+            std::sync::Arc::new(Mixed {
+                inner,
+                rollout: Rollout { score_scale, playouts: 1 },
+                lambda: lambda.min(1.0),
+            })
+        } else {
+            inner
+        }
+    }
+}
+
 impl<G: Game> Evaluator<G> for Mixed<G> {
     fn evaluate(&self, leaves: &mut [Leaf<G>], rng: &mut Rng) {
         self.inner.evaluate(leaves, rng);

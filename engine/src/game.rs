@@ -210,7 +210,8 @@ pub struct ActionParseError {
 ///   At a chance node, [`Game::legal_actions`] lists the possible outcomes and
 ///   [`Game::chance_outcomes`] their probabilities.
 /// - **Turns.** A player's turn may take several actions; [`Game::at_turn_start`] is true
-///   exactly at the boundaries between turns (and at chance nodes). Every legal action can be
+///   exactly at the boundaries between turns. A chance event that ends a player's turn
+///   (Banqi's reveal after a flip) belongs to that turn. Every legal action can be
 ///   completed to a legal turn: a game never offers a click that leads to a dead end.
 /// - **Terminal states** have no legal actions. A player who has no legal turn at the start of
 ///   their turn loses decisively; the game detects this itself.
@@ -302,6 +303,18 @@ pub trait Game: Clone + Eq + Hash + Debug + Send + Sync + 'static {
     /// [`DecodeError`] for truncated, trailing, foreign, unsupported or inconsistent bytes.
     fn decode(bytes: &[u8]) -> Result<Self, DecodeError>;
 
+    /// Hidden information fixed when a game starts (Banqi's shuffled face-down pieces): at a
+    /// chance node of a game that started at `start`, the outcome that the deal seeded by
+    /// `deal` holds, or `None` to draw by probability (the default, and the answer for a
+    /// state that could not have come from `start` under this deal). Self-play and matches
+    /// resolve chance this way ([`next_chance`]), so a game's hidden deal comes from its seed
+    /// and both games of a match see the same one; search only ever sees
+    /// [`Game::chance_outcomes`].
+    fn dealt_outcome(&self, start: &Self, deal: u64) -> Option<Self::Action> {
+        let _ = (start, deal);
+        None
+    }
+
     /// Plays uniformly random actions (chance actions by their probabilities) to the end of the
     /// game. Games may override this with a faster equivalent.
     fn random_playout(&mut self, rng: &mut Rng) {
@@ -336,6 +349,25 @@ pub fn sample_chance<G: Game>(state: &G, buf: &mut Vec<(G::Action, f32)>, rng: &
         x -= p;
     }
     buf[buf.len() - 1].0
+}
+
+/// The outcome of the chance node `state` in a game that started at `start`: from the deal
+/// seeded by `deal` where the game has one ([`Game::dealt_outcome`]), else drawn by
+/// probability from `rng`.
+///
+/// # Panics
+/// If the state is not a chance node.
+pub fn next_chance<G: Game>(
+    state: &G,
+    start: &G,
+    deal: u64,
+    buf: &mut Vec<(G::Action, f32)>,
+    rng: &mut Rng,
+) -> G::Action {
+    match state.dealt_outcome(start, deal) {
+        Some(a) => a,
+        None => sample_chance(state, buf, rng),
+    }
 }
 
 /// Encodes a state into a fresh byte vector.

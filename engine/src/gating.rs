@@ -69,6 +69,10 @@ pub struct GateSettings {
     pub opening_plies: u32,
     /// Weight of the margin term in the network's utility.
     pub margin_mix: f32,
+    /// Share, in `[0, 1]`, of one random playout's value mixed into the networks' leaf values
+    /// (AlphaGo's λ, [`crate::eval::Mixed`]); 0 gates the network alone. Gating with the leaf
+    /// the model will play with promotes what plays best, not what evaluates best alone.
+    pub lambda: f32,
     /// Seed of the openings.
     pub seed: u64,
 }
@@ -86,6 +90,7 @@ impl Default for GateSettings {
             sims: 64,
             opening_plies: 6,
             margin_mix: 0.5,
+            lambda: 0.5,
             seed: 7,
         }
     }
@@ -122,6 +127,9 @@ impl GateSettings {
         }
         if !(0.0..=1.0).contains(&self.margin_mix) {
             return Err("gate.margin_mix must be in [0, 1]".into());
+        }
+        if !(0.0..=1.0).contains(&self.lambda) {
+            return Err("gate.lambda must be in [0, 1]".into());
         }
         Ok(())
     }
@@ -264,6 +272,8 @@ mod tests {
             GateSettings { elo0: f64::NAN, ..GateSettings::default() },
             GateSettings { sims: 0, ..GateSettings::default() },
             GateSettings { margin_mix: 2.0, ..GateSettings::default() },
+            GateSettings { lambda: -0.1, ..GateSettings::default() },
+            GateSettings { lambda: f32::NAN, ..GateSettings::default() },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }

@@ -12,6 +12,8 @@
 //! - [`game`]: the [`Game`] trait every game implements — atomic actions (clicks), chance
 //!   events, outcomes, versioned state bytes.
 //! - [`battlenumber`]: Battle Number (拚數棋) on 7×7 bitboards.
+//! - [`banqi`]: Banqi (暗棋, TCGA rules) with flips as chance nodes and a Zobrist-keyed
+//!   repetition rule.
 //! - [`mcts`]: generic PUCT search with chance nodes, batched [`Evaluator`]s and subtree reuse.
 //! - [`eval`]: the uniform and rollout evaluators.
 //! - [`features`]: network encodings (feature vectors, policy indices) with their versions.
@@ -22,6 +24,7 @@
 
 pub mod agent;
 pub mod arena;
+pub mod banqi;
 pub mod battlenumber;
 pub mod eval;
 pub mod features;

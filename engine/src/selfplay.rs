@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Rng;
 use crate::eval::Evaluator;
-use crate::game::{Actor, Game, Outcome, Seat, sample_chance};
+use crate::game::{Actor, Game, Outcome, Seat, next_chance};
 use crate::mcts::{Budget, Mcts, MctsConfig};
 
 /// Self-play settings (the coordinator hands them out with each position).
@@ -189,6 +189,8 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
 ) -> Option<SelfPlayGame<G>> {
     assert!(start.outcome().is_none(), "self-play from a finished game");
     let mut rng = crate::rng_from_seed(seed);
+    // The hidden deal (Banqi) comes from the game's seed, apart from the search's randomness.
+    let deal = crate::derive_seed(seed, crate::arena::DEAL_STREAM);
     let config = MctsConfig {
         c_puct: settings.c_puct,
         batch_size: evaluator.preferred_batch(),
@@ -210,7 +212,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
         }
         let mover = match state.to_move() {
             Actor::Chance => {
-                let a = sample_chance(&state, &mut chances, &mut rng);
+                let a = next_chance(&state, start, deal, &mut chances, &mut rng);
                 tree.advance(a);
                 state.play_unchecked(a);
                 moves.push(MoveStats {

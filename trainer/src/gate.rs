@@ -27,8 +27,10 @@ pub enum Opponent {
     Rollout,
 }
 
-fn net_evaluator<G: Features>(m: &Model, mix: f32) -> Arc<dyn Evaluator<G>> {
-    Arc::new(NetEvaluator::<G>::fixed(m.clone(), UtilitySettings { margin_mix: mix, score_scale: 3.0 }))
+fn net_evaluator<G: Features>(m: &Model, s: &GateSettings) -> Arc<dyn Evaluator<G>> {
+    let net =
+        NetEvaluator::<G>::fixed(m.clone(), UtilitySettings { margin_mix: s.margin_mix, score_scale: 3.0 });
+    engine::eval::Mixed::wrap(Arc::new(net), s.lambda, 3.0)
 }
 
 fn agent<G: Features>(eval: Arc<dyn Evaluator<G>>, sims: u64, name: &str) -> MctsAgent<G> {
@@ -50,9 +52,9 @@ pub fn gate<G: Features>(
     s: &GateSettings,
     progress: &mut dyn FnMut(u32, f64),
 ) -> GateResult {
-    let cand_eval = net_evaluator::<G>(candidate, s.margin_mix);
+    let cand_eval = net_evaluator::<G>(candidate, s);
     let opp_eval: Arc<dyn Evaluator<G>> = match opponent {
-        Opponent::Model(m) => net_evaluator::<G>(m, s.margin_mix),
+        Opponent::Model(m) => net_evaluator::<G>(m, s),
         Opponent::Rollout => Arc::new(Rollout::default()),
     };
     let sims = s.sims;

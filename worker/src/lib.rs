@@ -21,7 +21,7 @@ use engine::Features;
 use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
 use engine::arena::play_match_from;
 use engine::battlenumber::BattleNumber;
-use engine::eval::{Evaluator, Rollout, Uniform};
+use engine::eval::{Evaluator, Mixed, Rollout, Uniform};
 use engine::game::Game;
 use engine::gating::GateSettings;
 use engine::mcts::MctsConfig;
@@ -267,16 +267,23 @@ fn play_as<G: Features>(
     }
     let wire = lease.settings.as_ref().ok_or("lease without settings")?;
     let settings = settings_from_proto(wire)?;
-    let evaluator: Box<dyn Evaluator<G>> = match wire.evaluator.as_str() {
-        "uniform" => Box::new(Uniform),
+    if !(0.0..=1.0).contains(&wire.leaf_lambda) {
+        return Err(format!("lease {}: leaf_lambda {} is not in [0, 1]", lease.lease_id, wire.leaf_lambda));
+    }
+    let evaluator: Arc<dyn Evaluator<G>> = match wire.evaluator.as_str() {
+        "uniform" => Arc::new(Uniform),
         // The network once one is published (hot-swapped between moves), the user's rollout
-        // evaluator until then.
-        "net" => Box::new(NetEvaluator::<G>::new(
-            state.models.clone(),
-            Some(state.batcher.clone()),
-            UtilitySettings { margin_mix: state.cfg.margin_mix, score_scale: 3.0 },
-        )),
-        _ => Box::new(Rollout::default()),
+        // evaluator until then; optionally mixed with a playout per leaf.
+        "net" => Mixed::wrap(
+            Arc::new(NetEvaluator::<G>::new(
+                state.models.clone(),
+                Some(state.batcher.clone()),
+                UtilitySettings { margin_mix: state.cfg.margin_mix, score_scale: 3.0 },
+            )),
+            wire.leaf_lambda,
+            3.0,
+        ),
+        _ => Arc::new(Rollout::default()),
     };
     let Some(game) = play_game_until(&start, &settings, evaluator.as_ref(), lease.seed, stop) else {
         return Ok(None);
@@ -411,7 +418,11 @@ fn evaluation_as<G: Features>(
     if start.outcome().is_some() {
         return Err(format!("lease {}: the start position is finished", lease.lease_id));
     }
-    if ev.sims == 0 || ev.sims > engine::gating::MAX_SIMS || !(0.0..=1.0).contains(&ev.margin_mix) {
+    if ev.sims == 0
+        || ev.sims > engine::gating::MAX_SIMS
+        || !(0.0..=1.0).contains(&ev.margin_mix)
+        || !(0.0..=1.0).contains(&ev.leaf_lambda)
+    {
         return Err(format!("lease {}: bad evaluation settings {ev:?}", lease.lease_id));
     }
     let utility = UtilitySettings { margin_mix: ev.margin_mix, score_scale: 3.0 };
@@ -420,7 +431,7 @@ fn evaluation_as<G: Features>(
             Arc::new(Rollout::default())
         } else {
             let m = evaluation_model(state, rt, client, G::NAME, version)?;
-            Arc::new(NetEvaluator::<G>::fixed(m, utility))
+            Mixed::wrap(Arc::new(NetEvaluator::<G>::fixed(m, utility)), ev.leaf_lambda, 3.0)
         })
     };
     let agent = |eval: Arc<dyn Evaluator<G>>, name: &str| {
@@ -482,6 +493,7 @@ pub fn gate_settings_to_proto(s: &GateSettings) -> pb::GateSettings {
         sims: s.sims,
         opening_plies: s.opening_plies,
         margin_mix: s.margin_mix,
+        leaf_lambda: s.lambda,
         seed: s.seed,
     }
 }

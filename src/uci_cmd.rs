@@ -1,0 +1,335 @@
+//! `zeroplay uci --game banqi`: the line protocol external Banqi match tools speak, on stdin
+//! and stdout (UCI's shape, with Banqi's position strings and moves).
+//!
+//! | in | out |
+//! |---|---|
+//! | `uci` | `id name …`, `id author …`, `uciok` |
+//! | `isready` | `readyok` |
+//! | `ucinewgame` | (the start position) |
+//! | `position fen <position string> [moves m1 m2 …]`, `position startpos [moves …]` | — |
+//! | `go movetime <ms>`, `go nodes <n>`, `go wtime <ms> btime <ms> [winc …] [binc …]` | `info …` lines, then `bestmove <move>` |
+//! | `quit` | (exit) |
+//!
+//! The position string is the state after the last flip or capture and `moves` are the quiet
+//! moves since, so repetitions are seen. Moves are four characters (`e1e2`; a flip is `f0f0`).
+//! Anything malformed or impossible is answered with `info string error …` and changes
+//! nothing; `go` on a finished game answers `bestmove 0000`. Logs go to stderr only.
+
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use engine::banqi::{Action, Banqi};
+use engine::eval::{Evaluator, Mixed, Rollout};
+use engine::game::{Actor, Game};
+use engine::mcts::{Budget, Mcts, MctsConfig, Progress};
+
+use crate::cli::{GameName, UciArgs};
+
+/// The engine's side of the protocol: one position, one evaluator.
+pub struct Session {
+    state: Banqi,
+    evaluator: Arc<dyn Evaluator<Banqi>>,
+    config: MctsConfig,
+    default_movetime: Duration,
+    seed: u64,
+    searches: u64,
+}
+
+/// What the driver should do after a line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Read the next line.
+    Continue,
+    /// `quit`: stop.
+    Quit,
+}
+
+impl Session {
+    /// A session at the start position.
+    pub fn new(evaluator: Arc<dyn Evaluator<Banqi>>, default_movetime: Duration, seed: u64) -> Session {
+        let config = MctsConfig { batch_size: evaluator.preferred_batch(), ..MctsConfig::default() };
+        Session { state: Banqi::start(), evaluator, config, default_movetime, seed, searches: 0 }
+    }
+
+    /// The current position.
+    pub fn position(&self) -> &Banqi {
+        &self.state
+    }
+
+    /// Handles one input line, writing the replies to `out`.
+    ///
+    /// # Errors
+    /// Only a failure to write `out`.
+    pub fn handle(&mut self, line: &str, out: &mut dyn Write) -> std::io::Result<Next> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some((&cmd, rest)) = words.split_first() else { return Ok(Next::Continue) };
+        match cmd {
+            "uci" => {
+                writeln!(out, "id name zeroplay {}", engine::ENGINE_VERSION)?;
+                writeln!(out, "id author the zeroplay authors")?;
+                writeln!(out, "uciok")?;
+            }
+            "isready" => writeln!(out, "readyok")?,
+            "ucinewgame" => self.state = Banqi::start(),
+            "position" => {
+                if let Err(e) = self.position_command(rest) {
+                    writeln!(out, "info string error {e}")?;
+                }
+            }
+            "go" => self.go(rest, out)?,
+            // Searches run to their budget before `bestmove`, so there is nothing to stop.
+            "stop" | "ponderhit" => {}
+            "setoption" | "debug" | "register" => {
+                writeln!(out, "info string {cmd} is not supported; ignored")?
+            }
+            "quit" => return Ok(Next::Quit),
+            other => writeln!(out, "info string error unknown command {other:?}")?,
+        }
+        out.flush()?;
+        Ok(Next::Continue)
+    }
+
+    fn position_command(&mut self, args: &[&str]) -> Result<(), String> {
+        let moves_at = args.iter().position(|&w| w == "moves");
+        let (head, moves) = match moves_at {
+            Some(i) => (&args[..i], &args[i + 1..]),
+            None => (args, &[][..]),
+        };
+        let mut state = match head.split_first() {
+            Some((&"startpos", [])) => Banqi::start(),
+            Some((&"fen", fen)) if !fen.is_empty() => {
+                Banqi::from_position_string(&fen.join(" ")).map_err(|e| e.to_string())?
+            }
+            _ => {
+                return Err(
+                    "expected `position fen <position string> [moves …]` or `position startpos`".into()
+                );
+            }
+        };
+        for m in moves {
+            let a = Action::parse(m).map_err(|e| e.to_string())?;
+            if matches!(a, Action::Flip(_) | Action::Reveal(_)) {
+                return Err(format!(
+                    "move {m}: a flip's piece is not known here; send the position string after it"
+                ));
+            }
+            state.play(a).map_err(|e| format!("move {m}: {e}"))?;
+        }
+        self.state = state;
+        Ok(())
+    }
+
+    fn budget(&self, args: &[&str]) -> Result<Budget, String> {
+        let mut it = args.iter();
+        let mut movetime = None;
+        let mut nodes = None;
+        let mut clock = [None, None];
+        let mut inc = [0u64, 0];
+        while let Some(&k) = it.next() {
+            let mut num = || -> Result<u64, String> {
+                it.next().and_then(|v| v.parse().ok()).ok_or_else(|| format!("go {k} needs a number"))
+            };
+            match k {
+                "movetime" => movetime = Some(num()?),
+                "nodes" => nodes = Some(num()?),
+                "wtime" => clock[0] = Some(num()?),
+                "btime" => clock[1] = Some(num()?),
+                "winc" => inc[0] = num()?,
+                "binc" => inc[1] = num()?,
+                "movestogo" | "depth" => {
+                    num()?;
+                }
+                "infinite" | "ponder" => {
+                    return Err(format!("go {k} is not supported (use movetime or nodes)"));
+                }
+                other => return Err(format!("unknown go parameter {other:?}")),
+            }
+        }
+        // wtime is red's clock (the first colour of the notation).
+        let side = self.state.colour_to_move().map_or(0, |c| c.index());
+        let time = movetime.map(Duration::from_millis).or_else(|| {
+            clock[side].map(|left| {
+                Duration::from_millis(left / 20 + inc[side] * 3 / 4).min(Duration::from_millis(left / 2))
+            })
+        });
+        Ok(match (time, nodes) {
+            (None, None) => Budget::time(self.default_movetime),
+            (t, n) => Budget {
+                sims: n,
+                // A few milliseconds for replying.
+                deadline: t.map(|t| Instant::now() + t.saturating_sub(Duration::from_millis(3))),
+            },
+        })
+    }
+
+    fn go(&mut self, args: &[&str], out: &mut dyn Write) -> std::io::Result<()> {
+        let budget = match self.budget(args) {
+            Ok(b) => b,
+            Err(e) => {
+                writeln!(out, "info string error {e}")?;
+                return writeln!(out, "bestmove 0000");
+            }
+        };
+        if let Some(o) = self.state.outcome() {
+            let what = match o.winner() {
+                None => "drawn".to_string(),
+                Some(s) => format!("won by {:?}", self.state.colour_of(s).expect("colours are assigned")),
+            };
+            writeln!(out, "info string error the game is over ({what})")?;
+            return writeln!(out, "bestmove 0000");
+        }
+        let mut legal = Vec::new();
+        self.state.legal_actions(&mut legal);
+        let start = Instant::now();
+        let best = if legal.len() == 1 {
+            legal[0]
+        } else {
+            let mut tree = Mcts::new(self.state.clone(), self.config.clone());
+            let mut rng = engine::rng_from_seed(engine::derive_seed(self.seed, self.searches));
+            self.searches += 1;
+            self.evaluator.begin_move();
+            let mut last = Instant::now();
+            let mut lines = Vec::new();
+            tree.search(self.evaluator.as_ref(), budget, &mut rng, &mut |p: &Progress<Action>| {
+                if last.elapsed() >= Duration::from_millis(500) {
+                    last = Instant::now();
+                    lines.push(info_line(p, &[]));
+                }
+            });
+            for l in lines {
+                writeln!(out, "{l}")?;
+            }
+            let pv: Vec<Action> = tree
+                .principal_variation(12)
+                .into_iter()
+                .take_while(|a| !matches!(a, Action::Reveal(_)))
+                .collect();
+            let progress = Progress {
+                sims: u64::from(tree.root_visits()),
+                nodes: tree.node_count(),
+                max_depth: pv.len() as u32,
+                elapsed: start.elapsed(),
+                best: tree.best_action(),
+                value: tree.root_value(),
+            };
+            writeln!(out, "{}", info_line(&progress, &pv))?;
+            tree.best_action().expect("a searched root has children")
+        };
+        debug_assert!(matches!(self.state.to_move(), Actor::Player(_)));
+        writeln!(out, "bestmove {best}")
+    }
+}
+
+/// An `info` line: depth (of the tree), nodes (simulations), time, nps, score (the root value
+/// ×1000, from the side to move's view), pv.
+fn info_line(p: &Progress<Action>, pv: &[Action]) -> String {
+    let ms = p.elapsed.as_millis().max(1);
+    let mut s = format!(
+        "info depth {} nodes {} time {} nps {} score cp {}",
+        p.max_depth,
+        p.sims,
+        ms,
+        (p.sims as u128 * 1000 / ms),
+        (p.value * 1000.0).round() as i32
+    );
+    if !pv.is_empty() {
+        s.push_str(" pv");
+        for a in pv {
+            s.push_str(&format!(" {a}"));
+        }
+    }
+    s
+}
+
+/// Runs the command: reads stdin until `quit` or end of input.
+///
+/// # Errors
+/// A model file that cannot be loaded, or a broken stdout.
+pub fn run(args: UciArgs) -> Result<()> {
+    if args.game != GameName::Banqi {
+        anyhow::bail!("the match protocol is for Banqi: `zeroplay uci --game banqi`");
+    }
+    let evaluator: Arc<dyn Evaluator<Banqi>> = match &args.model {
+        Some(path) => {
+            let net = crate::netload::loader::<Banqi>()(&path.to_string_lossy(), 0.5)
+                .map_err(anyhow::Error::msg)?;
+            Mixed::wrap(net, args.lambda, 3.0)
+        }
+        None => Arc::new(Rollout::default()),
+    };
+    tracing::info!(evaluator = %evaluator.name(), "zeroplay uci: reading commands on stdin");
+    let mut session = Session::new(evaluator, Duration::from_millis(args.movetime), args.seed);
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        if session.handle(&line, &mut out)? == Next::Quit {
+            break;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Session {
+        Session::new(Arc::new(Rollout::default()), Duration::from_millis(50), 1)
+    }
+
+    fn say(s: &mut Session, line: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        s.handle(line, &mut out).unwrap();
+        String::from_utf8(out).unwrap().lines().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn handshake_and_errors() {
+        let mut s = session();
+        assert_eq!(say(&mut s, "uci").last().unwrap(), "uciok");
+        assert_eq!(say(&mut s, "isready"), ["readyok"]);
+        assert!(say(&mut s, "bogus")[0].starts_with("info string error unknown command"));
+        assert!(say(&mut s, "position fen nonsense")[0].starts_with("info string error"));
+        assert!(say(&mut s, "position")[0].starts_with("info string error"));
+        assert!(say(&mut s, "go nodes x")[0].starts_with("info string error"));
+        assert!(say(&mut s, "").is_empty());
+        let mut out = Vec::new();
+        assert_eq!(s.handle("quit", &mut out).unwrap(), Next::Quit);
+    }
+
+    #[test]
+    fn moves_after_a_position_are_applied_and_checked() {
+        let mut s = session();
+        assert!(say(&mut s, "position fen 8/8/G6g/8 r - 0 1 moves a1a0 h1h0").is_empty());
+        assert_eq!(s.position().position_string(), "8/8/8/G6g r - 2 1");
+        // An illegal move leaves the position as it was.
+        let e = say(&mut s, "position fen 8/8/G6g/8 r - 0 1 moves a1a0 a0a1");
+        assert!(e[0].contains("move a0a1"), "{e:?}");
+        assert_eq!(s.position().position_string(), "8/8/8/G6g r - 2 1");
+        let e = say(&mut s, "position fen X7/8/G6g/8 r s1 0 1 moves a3a3");
+        assert!(e[0].contains("flip"), "{e:?}");
+    }
+
+    #[test]
+    fn go_finds_the_only_winning_capture() {
+        let mut s = session();
+        // Red's king takes black's last piece; anything else lets black's king live.
+        say(&mut s, "position fen 8/8/Gg6/8 r - 0 1");
+        let out = say(&mut s, "go nodes 200");
+        assert_eq!(out.last().unwrap(), "bestmove a1b1", "{out:?}");
+        assert!(out.iter().any(|l| l.starts_with("info depth")));
+    }
+
+    #[test]
+    fn go_on_a_finished_game_answers_0000() {
+        let mut s = session();
+        say(&mut s, "position fen 8/8/8/g7 r - 0 1");
+        let out = say(&mut s, "go movetime 10");
+        assert!(out[0].starts_with("info string error the game is over"), "{out:?}");
+        assert_eq!(out.last().unwrap(), "bestmove 0000");
+    }
+}
