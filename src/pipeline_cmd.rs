@@ -131,10 +131,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let mut cfg: CoordinatorConfig = load(args.config.as_deref())?;
     let game = match args.game {
         crate::cli::GameName::Battlenumber => "battlenumber",
-        crate::cli::GameName::Banqi => anyhow::bail!(
-            "self-play of Banqi is not available yet (coordinator and trainer support are still to come); \
-             try `zeroplay arena --game banqi` or `zeroplay uci --game banqi`"
-        ),
+        crate::cli::GameName::Banqi => "banqi",
         crate::cli::GameName::Trigolden => anyhow::bail!(
             "self-play of TriGolden is not available yet (its network features and coordinator support are still to come); \
              try `zeroplay arena --game trigolden` or `zeroplay perft trigolden 2`"
@@ -165,6 +162,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
 
     cfg.validate()?;
     let mut tcfg: trainer::pipeline::PipelineConfig = load(args.train_config.as_deref())?;
+    tcfg.game = game.into();
     tcfg.data_dir = cfg.data_dir.join("games");
     tcfg.run_dir = cfg.data_dir.join("trainer");
     tcfg.validate().map_err(anyhow::Error::msg)?;
@@ -220,21 +218,35 @@ pub fn local(args: LocalArgs) -> Result<()> {
             None
         } else {
             // Candidates are gated by the coordinator on the worker's slots.
-            let mut gatekeeper = crate::train_cmd::gatekeeper(
-                handle.clone(),
-                Some(format!("http://{addr}")),
-                trainer_token.clone(),
-                train_stop.clone(),
-            )?;
+            let url = Some(format!("http://{addr}"));
             let (tcfg, stop) = (tcfg.clone(), train_stop.clone());
-            Some(std::thread::Builder::new().name("trainer".into()).spawn(move || {
-                trainer::pipeline::run::<engine::battlenumber::BattleNumber>(
-                    &tcfg,
-                    &device,
-                    &mut *gatekeeper,
-                    &stop,
-                )
-            })?)
+            let thread = std::thread::Builder::new().name("trainer".into());
+            Some(if game == "banqi" {
+                let mut gatekeeper = crate::train_cmd::gatekeeper::<engine::banqi::Banqi>(
+                    handle.clone(),
+                    url,
+                    trainer_token.clone(),
+                    train_stop.clone(),
+                )?;
+                thread.spawn(move || {
+                    trainer::pipeline::run::<engine::banqi::Banqi>(&tcfg, &device, &mut *gatekeeper, &stop)
+                })?
+            } else {
+                let mut gatekeeper = crate::train_cmd::gatekeeper::<engine::battlenumber::BattleNumber>(
+                    handle.clone(),
+                    url,
+                    trainer_token.clone(),
+                    train_stop.clone(),
+                )?;
+                thread.spawn(move || {
+                    trainer::pipeline::run::<engine::battlenumber::BattleNumber>(
+                        &tcfg,
+                        &device,
+                        &mut *gatekeeper,
+                        &stop,
+                    )
+                })?
+            })
         };
 
         let bar = match args.games {

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::{Features, Game};
 use trainer::gate::GateResult;
@@ -18,27 +19,27 @@ use crate::config::load;
 
 /// The trainer's gatekeeper: gating by the coordinator on its workers, or (without a
 /// coordinator) in the trainer's own process.
-pub fn gatekeeper(
+pub fn gatekeeper<G: Features>(
     rt: tokio::runtime::Handle,
     coordinator: Option<String>,
     token: String,
     stop: Arc<AtomicBool>,
 ) -> Result<Box<dyn Gatekeeper + Send>> {
     let Some(url) = coordinator else {
-        return Ok(Box::new(Local));
+        return Ok(Box::new(Local::<G>(std::marker::PhantomData)));
     };
     let client =
         zeroplay_worker::client(&WorkerConfig { coordinator: url, token, ..WorkerConfig::default() })?;
-    Ok(Box::new(CoordinatorGate { rt, client, stop }))
+    Ok(Box::new(CoordinatorGate { rt, client, stop, game: G::NAME, feature_version: G::FEATURE_VERSION }))
 }
 
 /// Local gating, nothing published.
-struct Local;
+struct Local<G>(std::marker::PhantomData<fn() -> G>);
 
-impl Gatekeeper for Local {
+impl<G: Features> Gatekeeper for Local<G> {
     fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
         let mut publish = |_: &[u8]| Ok(0);
-        LocalGate::<BattleNumber> { options: Default::default(), publish: &mut publish }.gate(c, progress)
+        LocalGate::<G> { options: Default::default(), publish: &mut publish }.gate(c, progress)
     }
 }
 
@@ -49,6 +50,8 @@ struct CoordinatorGate {
     rt: tokio::runtime::Handle,
     client: zeroplay_worker::Client,
     stop: Arc<AtomicBool>,
+    game: &'static str,
+    feature_version: u32,
 }
 
 impl Gatekeeper for CoordinatorGate {
@@ -58,8 +61,8 @@ impl Gatekeeper for CoordinatorGate {
             .rt
             .block_on(zeroplay_worker::publish_model(
                 &mut self.client,
-                BattleNumber::NAME,
-                BattleNumber::FEATURE_VERSION,
+                self.game,
+                self.feature_version,
                 c.bytes,
                 gate,
             ))
@@ -134,11 +137,25 @@ pub fn train(args: TrainArgs) -> Result<()> {
             stop.store(true, Ordering::Relaxed);
         });
     }
-    let mut gatekeeper = gatekeeper(rt.handle().clone(), args.coordinator, args.token, stop.clone())?;
-    let history = run::<BattleNumber>(&cfg, &device, &mut *gatekeeper, &stop).map_err(anyhow::Error::msg)?;
+    let history = match cfg.game.as_str() {
+        "banqi" => train_game::<Banqi>(&cfg, &device, rt.handle(), args.coordinator, args.token, &stop)?,
+        _ => train_game::<BattleNumber>(&cfg, &device, rt.handle(), args.coordinator, args.token, &stop)?,
+    };
     println!("{}", summary(&history));
     println!("ratings plot: {}", cfg.run_dir.join("ratings.svg").display());
     Ok(())
+}
+
+fn train_game<G: Features>(
+    cfg: &PipelineConfig,
+    device: &burn::prelude::Device,
+    rt: &tokio::runtime::Handle,
+    coordinator: Option<String>,
+    token: String,
+    stop: &Arc<AtomicBool>,
+) -> Result<Vec<trainer::pipeline::RatingEntry>> {
+    let mut gatekeeper = gatekeeper::<G>(rt.clone(), coordinator, token, stop.clone())?;
+    run::<G>(cfg, device, &mut *gatekeeper, stop).map_err(anyhow::Error::msg)
 }
 
 /// Writes a model's weights as safetensors plus its documentation.
@@ -149,11 +166,12 @@ pub fn export(args: ExportArgs) -> Result<()> {
     let bytes = std::fs::read(&args.model).with_context(|| format!("reading {}", args.model.display()))?;
     let meta =
         model::check(&bytes).with_context(|| format!("{} is not a zeroplay model", args.model.display()))?;
-    if meta.game != BattleNumber::NAME {
-        bail!("no exporter for game {:?}", meta.game);
-    }
     // Load it fully too: the weights must fit the declared network.
-    model::load::<BattleNumber>(&bytes, &model::cpu())?;
+    match meta.game.as_str() {
+        g if g == BattleNumber::NAME => drop(model::load::<BattleNumber>(&bytes, &model::cpu())?),
+        g if g == Banqi::NAME => drop(model::load::<Banqi>(&bytes, &model::cpu())?),
+        other => bail!("no exporter for game {other:?}"),
+    }
     export_files(&bytes, &meta, &args.out)?;
     println!("exported to {}: model.safetensors, model.json, MODEL.md", args.out.display());
     Ok(())
@@ -188,7 +206,7 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
         "tensors": tensors,
     });
     std::fs::write(out.join("model.json"), serde_json::to_string_pretty(&doc)?)?;
-    let mut md = String::from(MODEL_MD);
+    let mut md = String::from(if meta.game == Banqi::NAME { BANQI_MD } else { MODEL_MD });
     md.push_str("\n## Tensors in this file\n\n| name | dtype | shape |\n|---|---|---|\n");
     for t in doc["tensors"].as_array().into_iter().flatten() {
         md.push_str(&format!(
@@ -217,6 +235,25 @@ floats, from the view of the player to move; the layout is in
 
 Policy index: square `s` (row · 7 + column) → `s`; piece `(kind, rotation)` → `49 + 4·kind + rotation`
 with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.
+
+Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
+";
+
+const BANQI_MD: &str = "# zeroplay model (Banqi)
+
+A residual MLP. Input: the Banqi feature vector, version `feature_version` (563 floats: 17
+planes of 32 squares, then 19 scalars, from the view of the player to move, or of the player
+whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`). Forward pass,
+with `relu` and `W` stored `[in, out]` (multiply as `x · W + b`):
+
+    h = relu(x · input.weight + input.bias)
+    for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
+    wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
+    margin = (h · margin.weight + margin.bias) · margin_scale   # result, mover's view (a won game counts the trainer's decisive_margin, 20 by default)
+    policy = h · policy.weight + policy.bias              # logits over 1,024 from·32+to indices
+
+Policy index: a move or capture from square `f` to `t` (square = row · 8 + column, a0 = 0) →
+`32·f + t`; a flip of square `s` → `33·s`. Mask to the legal moves, then softmax.
 
 Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
 ";

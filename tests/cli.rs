@@ -146,6 +146,90 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
 }
 
 #[test]
+fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcfg = dir.path().join("train.toml");
+    // One tiny round, gated in two quick matches against the rollout AI.
+    std::fs::write(
+        &tcfg,
+        "min_new_positions = 800\nsteps_per_round = 20\nmax_rounds = 1\npoll_ms = 200\n\
+         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n",
+    )
+    .unwrap();
+    let out = zeroplay()
+        .args(["local", "--game", "banqi", "--name", "b", "--sims", "8", "--slots", "2", "--minutes", "4"])
+        .arg("--train-config")
+        .arg(&tcfg)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let run = dir.path().join("runs/b");
+    let ratings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("trainer/ratings.json")).unwrap()).unwrap();
+    assert_eq!(ratings.as_array().unwrap().len(), 1, "{ratings}");
+    assert_eq!(ratings[0]["matches"], 2, "{ratings}");
+    assert!(std::fs::read_to_string(run.join("trainer/train.toml")).unwrap().contains("game = \"banqi\""));
+    let parquet = std::fs::read_dir(run.join("games")).unwrap().count();
+    assert!(parquet > 0, "no Parquet files");
+
+    // Export, then play the candidate through the match protocol and in the arena.
+    let model = run.join("trainer/models/candidate-0001.safetensors");
+    let exported = dir.path().join("exported");
+    let out = zeroplay().arg("export").arg(&model).arg("--out").arg(&exported).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(exported.join("model.json")).unwrap()).unwrap();
+    assert_eq!(doc["game"], "banqi");
+    assert_eq!(doc["feature_len"], 17 * 32 + 19);
+    assert!(std::fs::read_to_string(exported.join("MODEL.md")).unwrap().contains("Banqi"));
+
+    let mut uci = zeroplay()
+        .args(["uci", "--game", "banqi", "--model"])
+        .arg(&model)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        let stdin = uci.stdin.as_mut().unwrap();
+        writeln!(stdin, "position fen 8/8/C1S1g3/8 r - 0 1\ngo nodes 200\nquit").unwrap();
+    }
+    let out = uci.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.lines().any(|l| l == "bestmove a1e1"), "{text}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains("evaluator=net(v1)+rollout"), "the network was not used: {log}");
+
+    let spec = format!("mcts:sims=32,eval=net,model={},lambda=0.5", model.display());
+    let out = zeroplay()
+        .args([
+            "arena",
+            "--game",
+            "banqi",
+            "-n",
+            "1",
+            "-j",
+            "1",
+            "-b",
+            "mcts:sims=32,eval=rollout",
+            "-a",
+            &spec,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Elo"), "{}", String::from_utf8_lossy(&out.stdout));
+    // Perft: 32 flips, each with 14 pieces it may reveal.
+    let out = zeroplay().args(["perft", "banqi", "1"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("448"));
+}
+
+#[test]
 fn trigolden_perft_arena_and_render() {
     let out = zeroplay().args(["perft", "trigolden", "2", "-j", "2"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -250,7 +250,8 @@ impl CoordinatorConfig {
         }
         for (name, g) in &self.games {
             if GameKind::from_name(name).is_none() {
-                return bad(format!("games.{name}: unknown game (known: battlenumber)"));
+                let known: Vec<&str> = GameKind::ALL.iter().map(|k| k.name()).collect();
+                return bad(format!("games.{name}: unknown game (known: {})", known.join(", ")));
             }
             g.settings.validate().map_err(|e| ConfigError(format!("games.{name}: {e}")))?;
             if !matches!(g.evaluator.as_str(), "net" | "rollout" | "uniform") {

@@ -2,6 +2,7 @@
 //! replay validation of submitted games into Parquet rows. The rules are the engine's; nothing
 //! here decides legality itself.
 
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::game::{Actor, Game, Outcome, Seat};
 use zeroplay_proto::v1 as pb;
@@ -13,16 +14,19 @@ use crate::rows::PositionRow;
 pub enum GameKind {
     /// Battle Number.
     BattleNumber,
+    /// Banqi.
+    Banqi,
 }
 
 impl GameKind {
     /// Every kind.
-    pub const ALL: [GameKind; 1] = [GameKind::BattleNumber];
+    pub const ALL: [GameKind; 2] = [GameKind::BattleNumber, GameKind::Banqi];
 
     /// The engine's name for it.
     pub fn name(self) -> &'static str {
         match self {
             GameKind::BattleNumber => BattleNumber::NAME,
+            GameKind::Banqi => Banqi::NAME,
         }
     }
 
@@ -35,6 +39,7 @@ impl GameKind {
     pub fn encoding_version(self) -> u32 {
         match self {
             GameKind::BattleNumber => BattleNumber::STATE_VERSION as u32,
+            GameKind::Banqi => Banqi::STATE_VERSION as u32,
         }
     }
 }
@@ -112,6 +117,7 @@ pub fn validate(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<PositionRo
     }
     match kind {
         GameKind::BattleNumber => replay::<BattleNumber>(game, limits),
+        GameKind::Banqi => replay::<Banqi>(game, limits),
     }
 }
 
@@ -120,7 +126,9 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
     if start.outcome().is_some() {
         return Err(malformed("start_state is a finished game"));
     }
-    let mut state = start;
+    // Hidden chance (Banqi's face-down pieces) must follow the deal the game's seed fixes.
+    let deal = engine::derive_seed(game.seed, engine::arena::DEAL_STREAM);
+    let mut state = start.clone();
     let mut rows = Vec::with_capacity(game.moves.len());
     let mut bytes = Vec::new();
     for (ply, m) in game.moves.iter().enumerate() {
@@ -136,6 +144,12 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
             return Err(malformed(format!("ply {ply}: action text too long")));
         }
         let action = state.parse_action(&m.action).map_err(|e| illegal(e.to_string()))?;
+        if actor == Actor::Chance
+            && let Some(dealt) = state.dealt_outcome(&start, deal)
+            && dealt != action
+        {
+            return Err(illegal(format!("chance outcome {action}, but the game's deal holds {dealt} here")));
+        }
         if m.visits.len() > limits.max_visit_entries {
             return Err(ValidationError::Oversized(format!("ply {ply}: {} visit entries", m.visits.len())));
         }
@@ -221,6 +235,7 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
 pub fn initial_state(kind: GameKind, opts: &GameOptions) -> Vec<u8> {
     match kind {
         GameKind::BattleNumber => engine::game::to_bytes(&BattleNumber::new_game(&opts.battlenumber)),
+        GameKind::Banqi => engine::game::to_bytes(&Banqi::new_game(&opts.banqi)),
     }
 }
 
@@ -229,6 +244,7 @@ pub fn initial_state(kind: GameKind, opts: &GameOptions) -> Vec<u8> {
 pub fn random_opening(kind: GameKind, opts: &GameOptions, plies: u32, seed: u64) -> Vec<u8> {
     match kind {
         GameKind::BattleNumber => random_opening_of(BattleNumber::new_game(&opts.battlenumber), plies, seed),
+        GameKind::Banqi => random_opening_of(Banqi::new_game(&opts.banqi), plies, seed),
     }
 }
 
@@ -253,6 +269,7 @@ pub fn check_position(kind: GameKind, bytes: &[u8]) -> Result<(), String> {
     }
     match kind {
         GameKind::BattleNumber => check::<BattleNumber>(bytes),
+        GameKind::Banqi => check::<Banqi>(bytes),
     }
 }
 
@@ -262,4 +279,6 @@ pub fn check_position(kind: GameKind, bytes: &[u8]) -> Result<(), String> {
 pub struct GameOptions {
     /// Battle Number's options.
     pub battlenumber: engine::battlenumber::Options,
+    /// Banqi's options (none: the TCGA rules decide everything).
+    pub banqi: engine::banqi::Options,
 }

@@ -677,3 +677,76 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     assert!(versions.iter().all(|&v| v <= 2), "the rejected candidate was used for self-play");
     assert!(versions.contains(&2), "self-play switched to the promoted candidate");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn banqi_games_are_leased_validated_against_their_deal_and_stored() {
+    use engine::banqi::{Action, Banqi};
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    let g = cfg.games.remove("battlenumber").unwrap();
+    cfg.games.insert("banqi".into(), g);
+    cfg.limits.max_moves = 4096;
+    cfg.limits.max_message_bytes = 4 * 1024 * 1024;
+    let run = start(cfg).await;
+    let mut w = connect(run.addr, WORKER);
+    let id = register(&mut w).await;
+    let leases = w
+        .lease_positions(pb::LeaseRequest { worker_id: id.clone(), max_positions: 2 })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    assert_eq!(leases.len(), 2);
+    assert!(leases.iter().all(|l| l.game_kind == "banqi"));
+    let play = |lease: &pb::Lease, id: u128| {
+        let start = Banqi::decode(&lease.start_state).unwrap();
+        let settings = SelfPlaySettings {
+            full_sims: 8,
+            fast_sims: 2,
+            resign_threshold: -2.0,
+            ..SelfPlaySettings::default()
+        };
+        let g = play_game(&start, &settings, &Rollout::default(), lease.seed);
+        zeroplay_worker::game_record(&g, format!("{id:032x}"), lease.seed, 0)
+    };
+    let good = play(&leases[0], 1);
+    assert!(good.moves.iter().any(|m| m.chance), "a Banqi game has flips");
+    let r = w
+        .submit_game(pb::SubmitGameRequest {
+            worker_id: id.clone(),
+            lease_id: leases[0].lease_id,
+            game: Some(good.clone()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.into_inner().positions as usize, good.moves.len());
+
+    // A worker that reveals another piece than the game's deal holds is refused, even where
+    // the piece it claims is still face down (legal in itself).
+    let mut forged = play(&leases[1], 2);
+    let start = Banqi::decode(&leases[1].start_state).unwrap();
+    let mut state = start.clone();
+    let mut changed = false;
+    for m in &mut forged.moves {
+        let a = state.parse_action(&m.action).unwrap();
+        if m.chance && !changed {
+            let mut legal = Vec::new();
+            state.legal_actions(&mut legal);
+            if let Some(other) = legal.iter().find(|&&b| b != a) {
+                assert!(matches!(other, Action::Reveal(_)));
+                m.action = other.to_string();
+                changed = true;
+                break;
+            }
+        }
+        state.play(a).unwrap();
+    }
+    assert!(changed);
+    let e = w
+        .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(forged) })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains("deal"), "{}", e.message());
+    run.shutdown().await;
+}

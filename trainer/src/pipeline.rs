@@ -70,14 +70,17 @@ impl Default for PipelineConfig {
     }
 }
 
+/// The games with a network encoding the trainer can learn.
+pub const TRAINABLE: [&str; 2] = ["battlenumber", "banqi"];
+
 impl PipelineConfig {
     /// Checks every field.
     ///
     /// # Errors
     /// A description of the first bad field.
     pub fn validate(&self) -> Result<(), String> {
-        if self.game != "battlenumber" {
-            return Err(format!("game {:?}: only \"battlenumber\" has a trainer so far", self.game));
+        if !TRAINABLE.contains(&self.game.as_str()) {
+            return Err(format!("game {:?}: the trainer knows {}", self.game, TRAINABLE.join(", ")));
         }
         if self.window_positions == 0 || self.steps_per_round == 0 {
             return Err("window_positions and steps_per_round must be at least 1".into());

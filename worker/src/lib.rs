@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use engine::Features;
 use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
 use engine::arena::play_match_from;
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Mixed, Rollout, Uniform};
 use engine::game::Game;
@@ -231,6 +232,7 @@ fn play_lease(
 ) -> Result<Option<pb::GameRecord>, String> {
     match lease.game_kind.as_str() {
         k if k == BattleNumber::NAME => play_as::<BattleNumber>(state, lease, stop),
+        k if k == Banqi::NAME => play_as::<Banqi>(state, lease, stop),
         other => Err(format!("this worker does not play {other:?}")),
     }
 }
@@ -403,6 +405,7 @@ fn play_evaluation(
 ) -> Result<(f64, u32), String> {
     match lease.game_kind.as_str() {
         k if k == BattleNumber::NAME => evaluation_as::<BattleNumber>(state, rt, client, lease, ev),
+        k if k == Banqi::NAME => evaluation_as::<Banqi>(state, rt, client, lease, ev),
         other => Err(format!("this worker does not play {other:?}")),
     }
 }
@@ -504,6 +507,7 @@ fn load_model(kind: &str, bytes: &[u8]) -> Result<model::Model, String> {
         k if k == BattleNumber::NAME => {
             model::load::<BattleNumber>(bytes, &model::cpu()).map_err(|e| e.to_string())
         }
+        k if k == Banqi::NAME => model::load::<Banqi>(bytes, &model::cpu()).map_err(|e| e.to_string()),
         other => Err(format!("this worker has no network for {other:?}")),
     }
 }
