@@ -4,7 +4,8 @@
 
 const I18N = {
   en: {
-    title: 'zeroplay', game: 'Game', battlenumber: 'Battle Number (拚數棋)', trigolden: 'TriGolden (頂鑫棋)',
+    title: 'zeroplay', game: 'Game', battlenumber: 'Battle Number (拚數棋)', trigolden: 'TriGolden (頂鑫棋)', banqi: 'Banqi (暗棋)',
+    red: 'red', black: 'black', no_colours: 'colours not yet drawn', face_down: 'face down', quiet: '{n} quiet plies (60 draw)',
     ai_plays: 'AI plays', first: 'first', second: 'second', nobody: 'nobody', ai_time: 'AI time per move',
     scoring: 'Scoring', bracer: 'bracer (頂棋)', trigolden_mode: 'TriGolden piece (鑫棋)', same_owner: 'same owner',
     new_game: 'New game', undo: 'Undo', redo: 'Redo', ai_move: 'AI move', download_svg: 'Download SVG',
@@ -17,7 +18,8 @@ const I18N = {
     mirror: 'mirror', stock: 'left', points: 'Points: first {a}, second {b}',
   },
   zh: {
-    title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋',
+    title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋', banqi: '暗棋',
+    red: '紅', black: '黑', no_colours: '尚未翻出顏色', face_down: '未翻', quiet: '{n} 步未吃未翻（60 和）',
     ai_plays: '電腦執', first: '先手', second: '後手', nobody: '不下', ai_time: '電腦每步時間',
     scoring: '計分', bracer: '頂棋', trigolden_mode: '鑫棋', same_owner: '同主',
     new_game: '新局', undo: '悔棋', redo: '重做', ai_move: '電腦走', download_svg: '下載 SVG',
@@ -54,6 +56,7 @@ const app = {
   busy: false,
   replay: null,      // {token, actions, at} in replay mode
   tg: { shape: 0, mirror: false, target: null, view: null },
+  bq: { from: null },  // Banqi: the square of the piece chosen to move
 };
 
 async function api(method, path, body) {
@@ -84,6 +87,7 @@ async function newGame(replayToken, at) {
     const v = await api('POST', '/api/games', body);
     app.id = v.id; app.aiMs = body.ai_ms; app.replay = null;
     app.tg = { shape: 0, mirror: false, target: null, view: null };
+    app.bq = { from: null };
     $('replay-box').hidden = true;
     if (location.pathname !== '/') history.pushState(null, '', '/');
     setView(v);
@@ -188,7 +192,10 @@ async function replayGo(at) {
 
 function setView(v) {
   app.view = v;
-  if (v.game === 'trigolden') drawTriGolden(v); else drawBattleNumber(v);
+  $('board').style.aspectRatio = v.game === 'banqi' ? '8.45 / 4.45' : '';
+  if (v.game === 'trigolden') drawTriGolden(v);
+  else if (v.game === 'banqi') drawBanqi(v);
+  else drawBattleNumber(v);
   drawSide(v);
   updateButtons();
 }
@@ -306,6 +313,77 @@ function drawBattleNumber(v) {
       pal.appendChild(btn);
     }
   }
+}
+
+// Banqi --------------------------------------------------------------------
+
+const BQ_CHARS = { G: '帥', A: '仕', E: '相', R: '俥', H: '傌', C: '炮', S: '兵',
+  g: '將', a: '士', e: '象', r: '車', h: '馬', c: '包', s: '卒' };
+function bqName(sq) { return 'abcdefgh'[sq % 8] + Math.floor(sq / 8); }
+
+// A flip is one click on a face-down square (`d1d1`); a move or capture is a click on the
+// piece, then on one of the squares the server lists for it (`d1d2`).
+function drawBanqi(v) {
+  const svg = $('board');
+  svg.innerHTML = '';
+  $('zoom').hidden = true;
+  svg.setAttribute('viewBox', '-0.35 -0.1 8.45 4.45');
+  const b = v.board;
+  const legal = new Set(v.legal.map((l) => l.action));
+  const from = app.bq.from === null ? null : bqName(app.bq.from);
+  const targets = new Set();
+  if (from) for (const a of legal) if (a.startsWith(from) && a !== from + from) targets.add(a.slice(2));
+  const last = new Set();
+  const [lo, hi] = v.last_turn || [0, 0];
+  for (const a of (v.history || []).slice(lo, hi)) if (/^[a-h][0-3][a-h][0-3]$/.test(a)) { last.add(a.slice(0, 2)); last.add(a.slice(2)); }
+  el('rect', { x: 0, y: 0, width: 8, height: 4, fill: '#f4e3c1', stroke: '#5a4320', 'stroke-width': 0.03 }, svg);
+  for (let c = 0; c < 8; c++) {
+    const tx = el('text', { x: c + 0.5, y: 4.3, 'font-size': 0.22, 'text-anchor': 'middle', fill: '#666' }, svg);
+    tx.textContent = 'abcdefgh'[c];
+  }
+  for (let r = 0; r < 4; r++) {
+    const tx = el('text', { x: -0.18, y: 3.58 - r, 'font-size': 0.22, 'text-anchor': 'middle', fill: '#666' }, svg);
+    tx.textContent = String(r);
+  }
+  for (let sq = 0; sq < 32; sq++) {
+    const x = sq % 8, y = 3 - Math.floor(sq / 8), name = bqName(sq);
+    const g = el('g', { 'data-sq': sq, 'data-name': name }, svg);
+    el('rect', { x, y, width: 1, height: 1, fill: 'none', stroke: '#b8a27a', 'stroke-width': 0.02 }, g);
+    const c = b.squares[sq];
+    if (c === 'X') {
+      el('circle', { cx: x + 0.5, cy: y + 0.5, r: 0.4, fill: '#8a6a3c', stroke: '#4a3418', 'stroke-width': 0.04, class: 'piece facedown' }, g);
+    } else if (c) {
+      const ink = c === c.toUpperCase() ? '#b3261e' : '#1d1d1d';
+      el('circle', { cx: x + 0.5, cy: y + 0.5, r: 0.4, fill: '#fdf6e3', stroke: ink, 'stroke-width': 0.05, class: 'piece' + (last.has(name) ? ' last' : '') }, g);
+      const tx = el('text', { x: x + 0.5, y: y + 0.68, 'font-size': 0.46, 'text-anchor': 'middle', fill: ink, 'pointer-events': 'none' }, g);
+      tx.textContent = lang === 'zh' ? BQ_CHARS[c] : c.toUpperCase();
+    }
+    const flip = legal.has(name + name);
+    const movable = [...legal].some((a) => a.startsWith(name) && a !== name + name);
+    let cls = 'sq';
+    if (!app.replay && (flip || movable || targets.has(name))) cls += ' legal';
+    if (app.bq.from === sq) cls += ' pending';
+    const hit = el('rect', { x, y, width: 1, height: 1, class: cls, 'data-action': flip ? name + name : '' }, g);
+    hit.addEventListener('click', () => bqClick(sq));
+  }
+  const colours = b.colours[0]
+    ? t('seat_first') + ' ' + t(b.colours[0]) + ', ' + t('seat_second') + ' ' + t(b.colours[1])
+    : t('no_colours');
+  const pool = Object.entries(b.pool).map(([k, n]) => (lang === 'zh' ? BQ_CHARS[k] : k) + '×' + n).join(' ');
+  $('scores').textContent = colours + ' · ' + t('face_down') + ': ' + (pool || '–') + ' · ' + t('quiet', { n: b.quiet });
+  $('palette').innerHTML = '';
+}
+
+function bqClick(sq) {
+  const v = app.view;
+  if (app.replay || app.busy || !v) return;
+  const name = bqName(sq);
+  const legal = new Set(v.legal.map((l) => l.action));
+  const from = app.bq.from === null ? null : bqName(app.bq.from);
+  if (from && from !== name && legal.has(from + name)) { app.bq.from = null; sendClick(from + name); return; }
+  if (legal.has(name + name)) { app.bq.from = null; sendClick(name + name); return; }
+  app.bq.from = [...legal].some((a) => a.startsWith(name)) && app.bq.from !== sq ? sq : null;
+  drawBanqi(v);
 }
 
 // TriGolden ----------------------------------------------------------------

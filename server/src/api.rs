@@ -30,6 +30,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::game::Seat;
 use engine::trigolden::TriGolden;
@@ -197,7 +198,9 @@ async fn create(
             k
         }
         (None, Some(g)) => g,
-        (None, None) => return Err(ApiError::BadRequest("name a game: battlenumber or trigolden".into())),
+        (None, None) => {
+            return Err(ApiError::BadRequest("name a game: battlenumber, trigolden or banqi".into()));
+        }
     };
     if req.at.is_some() && req.replay.is_none() {
         return Err(ApiError::BadRequest("at= goes with replay=".into()));
@@ -222,6 +225,13 @@ async fn create(
                 ai_seat,
                 &state.cfg.options.battlenumber,
                 state.ai_bn.clone(),
+            ),
+            GameKind::Banqi => new_table::<Banqi>(
+                &state,
+                &req,
+                ai_seat,
+                &engine::banqi::Options::default(),
+                state.ai_bq.clone(),
             ),
             GameKind::Trigolden => new_table::<TriGolden>(
                 &state,
@@ -463,6 +473,7 @@ async fn replay_info(
     let v = tokio::task::spawn_blocking(move || match kind {
         GameKind::Battlenumber => replay_of::<BattleNumber>(&token, &st.cfg.options.battlenumber, q.at),
         GameKind::Trigolden => replay_of::<TriGolden>(&token, &Default::default(), q.at),
+        GameKind::Banqi => replay_of::<Banqi>(&token, &Default::default(), q.at),
     })
     .await
     .map_err(|e| ApiError::BadRequest(format!("replay: {e}")))??;

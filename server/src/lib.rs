@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec};
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Mixed, Rollout};
 use engine::mcts::MctsConfig;
@@ -195,6 +196,7 @@ pub struct AppState {
     pub(crate) models: Arc<ModelSlot>,
     pub(crate) ai_bn: AiFactory<BattleNumber>,
     pub(crate) ai_tg: AiFactory<TriGolden>,
+    pub(crate) ai_bq: AiFactory<Banqi>,
     pub(crate) started: Instant,
     /// AI turns computed, and their simulations (for /api/info).
     pub(crate) ai_turns: AtomicU64,
@@ -252,6 +254,21 @@ impl AppState {
             };
             spec.build::<TriGolden>()
         });
+        // Banqi: MCTS with random-playout leaves and chance nodes for flips (no network is
+        // followed for Banqi yet).
+        let ai_bq: AiFactory<Banqi> = Arc::new(move |time| {
+            let spec = MctsSpec {
+                sims: None,
+                time: Some(time),
+                eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
+                config: MctsConfig::default(),
+            };
+            Box::new(MctsAgent::new(
+                spec,
+                Arc::new(Rollout::default()),
+                format!("mcts:time={}ms,eval=rollout", time.as_millis()),
+            )) as Box<dyn Agent<Banqi>>
+        });
         Ok(Arc::new(AppState {
             cfg,
             games: Mutex::new(HashMap::new()),
@@ -259,6 +276,7 @@ impl AppState {
             models,
             ai_bn,
             ai_tg,
+            ai_bq,
             started: Instant::now(),
             ai_turns: AtomicU64::new(0),
             ai_sims: AtomicU64::new(0),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::agent::Agent;
+use engine::banqi::{self, Banqi};
 use engine::battlenumber::{self, BattleNumber};
 use engine::game::{Actor, Game, Seat};
 use engine::trigolden::{self, TriGolden};
@@ -25,6 +26,8 @@ pub enum GameKind {
     Battlenumber,
     /// TriGolden (頂鑫棋).
     Trigolden,
+    /// Banqi (暗棋).
+    Banqi,
 }
 
 impl GameKind {
@@ -33,6 +36,7 @@ impl GameKind {
         match self {
             GameKind::Battlenumber => BattleNumber::NAME,
             GameKind::Trigolden => TriGolden::NAME,
+            GameKind::Banqi => Banqi::NAME,
         }
     }
 
@@ -41,6 +45,7 @@ impl GameKind {
         match self {
             GameKind::Battlenumber => 1,
             GameKind::Trigolden => 2,
+            GameKind::Banqi => 3,
         }
     }
 
@@ -48,6 +53,7 @@ impl GameKind {
         match c {
             1 => Some(GameKind::Battlenumber),
             2 => Some(GameKind::Trigolden),
+            3 => Some(GameKind::Banqi),
             _ => None,
         }
     }
@@ -271,6 +277,59 @@ impl Served for TriGolden {
     }
 }
 
+impl Served for Banqi {
+    const KIND: GameKind = GameKind::Banqi;
+
+    fn options_from_json(v: &Value, _defaults: &banqi::Options) -> Result<banqi::Options, String> {
+        match v {
+            Value::Null => Ok(banqi::Options {}),
+            Value::Object(o) if o.is_empty() => Ok(banqi::Options {}),
+            _ => Err("Banqi has no options (the TCGA rules decide everything)".into()),
+        }
+    }
+
+    fn options_json(_o: &banqi::Options) -> Value {
+        json!({})
+    }
+
+    /// Squares `row · 8 + column` (a0 first): `null` empty, `"X"` face down, else the piece
+    /// letter (upper case red). Never what lies under a face-down square: the state does not
+    /// know it.
+    fn board_json(&self) -> Value {
+        let squares: Vec<Value> = (0..banqi::SQUARES as u8)
+            .map(|sq| match self.cell(sq) {
+                banqi::Cell::Empty => Value::Null,
+                banqi::Cell::FaceDown => json!("X"),
+                banqi::Cell::Up(p) => json!(p.letter().to_string()),
+            })
+            .collect();
+        let colour =
+            |c: Option<banqi::Colour>| c.map(|c| if c == banqi::Colour::Red { "red" } else { "black" });
+        let mut pool = serde_json::Map::new();
+        for code in 0..banqi::PIECE_CODES as u8 {
+            let p = banqi::Piece::from_code(code);
+            if self.pool_count(p) > 0 {
+                pool.insert(p.letter().to_string(), json!(self.pool_count(p)));
+            }
+        }
+        json!({
+            "squares": squares,
+            "colours": [colour(self.colour_of(Seat::First)), colour(self.colour_of(Seat::Second))],
+            "pool": pool,
+            "quiet": self.quiet_plies(),
+            "position": self.position_string(),
+        })
+    }
+
+    fn svg(&self) -> String {
+        banqi::render::svg(self)
+    }
+
+    fn svg_name() -> &'static str {
+        "Banqi"
+    }
+}
+
 /// A game as the server holds it, whatever its kind.
 pub trait Table: Send {
     /// The game kind.
@@ -343,6 +402,10 @@ pub struct Session<G: Served> {
     ai_seat: Option<Seat>,
     ai: AiFactory<G>,
     model_version: Arc<dyn Fn() -> u64 + Send + Sync>,
+    /// The hidden deal (Banqi's face-down pieces): drawn by the server and never sent, so the
+    /// seed a client sees tells it nothing about what lies face down. Replays carry the
+    /// revealed pieces themselves.
+    deal: u64,
 }
 
 impl<G: Served> Session<G> {
@@ -362,7 +425,7 @@ impl<G: Served> Session<G> {
         for (i, a) in actions.iter().enumerate() {
             state.play(*a).map_err(|e| ApiError::BadRequest(format!("replay click {}: {e}", i + 1)))?;
         }
-        Ok(Session {
+        let mut session = Session {
             options,
             seed,
             history: actions.to_vec(),
@@ -371,7 +434,25 @@ impl<G: Served> Session<G> {
             ai_seat,
             ai,
             model_version,
-        })
+            deal: rand::random(),
+        };
+        session.resolve_chance();
+        Ok(session)
+    }
+
+    /// Nature's moves: at a chance node (a flip just made), the piece the hidden deal holds
+    /// there is revealed and recorded like any click.
+    fn resolve_chance(&mut self) {
+        let start = G::new_game(&self.options);
+        let mut buf = Vec::new();
+        while self.state.outcome().is_none() && self.state.to_move() == Actor::Chance {
+            let mut rng = engine::rng_from_seed(self.deal ^ self.cursor as u64);
+            let a = engine::game::next_chance(&self.state, &start, self.deal, &mut buf, &mut rng);
+            self.state.play_unchecked(a);
+            self.history.truncate(self.cursor);
+            self.history.push(a);
+            self.cursor += 1;
+        }
     }
 
     fn rebuild(&mut self, upto: usize) {
@@ -479,6 +560,7 @@ impl<G: Served> Table for Session<G> {
         self.history.truncate(self.cursor);
         self.history.push(a);
         self.cursor += 1;
+        self.resolve_chance();
         Ok(())
     }
 

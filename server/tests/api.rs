@@ -356,3 +356,57 @@ fn a_model_file_is_hot_reloaded_and_a_corrupt_replacement_refused() {
     publish(&path, &model_bytes());
     assert!(wait_for(2), "the new model file was not picked up");
 }
+
+#[test]
+fn a_banqi_game_with_flips_resolved_by_the_hidden_deal_undo_and_replay() {
+    let s = Server::start(quick());
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "second", "seed": 5})));
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_eq!(legal(&v).len(), 32, "only flips at the start");
+    assert!(v["board"]["squares"].as_array().unwrap().iter().all(|c| c == "X"));
+    assert_eq!(v["board"]["colours"], json!([null, null]));
+    // Our flip is resolved at once: a piece appears, colours are set, the AI is to move.
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": "d1d1"})));
+    let revealed = v["board"]["squares"][11].as_str().unwrap().to_string();
+    assert_ne!(revealed, "X");
+    assert_eq!(v["history"].as_array().unwrap().len(), 2, "the flip and its reveal");
+    assert_eq!(v["history"][1], format!("={revealed}"));
+    assert_eq!(v["to_move"], "second");
+    assert!(v["board"]["colours"][0].is_string());
+    // Nothing under a face-down square is ever sent.
+    let text = v.to_string();
+    assert_eq!(text.matches("\"X\"").count(), 31);
+    // The AI answers with one move (a flip is resolved too).
+    let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=200"), None, "text/plain");
+    assert_eq!(st, 200);
+    let evs = events(&body);
+    let (last, done) = evs.last().unwrap();
+    assert_eq!(last, "done", "{evs:?}");
+    assert_eq!(done["clicks"].as_array().unwrap().len(), 1);
+    let v = done["state"].clone();
+    assert_eq!(v["to_move"], "first");
+    let after_ai = v["ply"].as_u64().unwrap();
+    assert!(after_ai >= 3);
+    // An illegal move and a reveal typed by a client are refused.
+    let (st, _) = s.call("POST", &format!("/api/games/{id}/click"), Some(json!({"action": "a0a3"})));
+    assert_eq!(st, 422);
+    let (st, _) = s.call("POST", &format!("/api/games/{id}/click"), Some(json!({"action": "=G"})));
+    assert_eq!(st, 422);
+    // Undo takes back the AI's move and ours; redo brings back the same pieces.
+    let v = s.ok("POST", &format!("/api/games/{id}/undo"), None);
+    assert_eq!(v["ply"], 0);
+    let v = s.ok("POST", &format!("/api/games/{id}/redo"), None);
+    assert_eq!(v["board"]["squares"][11], revealed.as_str());
+    // The replay link reproduces the board, reveals included.
+    let token = v["replay"].as_str().unwrap().to_string();
+    let r = s.ok("GET", &format!("/api/replay/{token}"), None);
+    assert_eq!(r["state"]["board"]["squares"][11], revealed.as_str());
+    // The SVG download is named for the game.
+    let (st, head, svg) = s.raw("GET", &format!("/api/games/{id}/board.svg"), None, "text/plain");
+    assert_eq!(st, 200);
+    assert!(head.contains("Banqi_"), "{head}");
+    assert!(String::from_utf8_lossy(&svg).starts_with("<svg"));
+    // Banqi has no options.
+    let (st, e) = s.call("POST", "/api/games", Some(json!({"game": "banqi", "options": {"x": 1}})));
+    assert_eq!(st, 400, "{e}");
+}

@@ -2,7 +2,8 @@
 //   node tests/web/e2e.mjs URL OUTDIR
 // Plays a whole Battle Number game against the AI by clicking, follows its replay link and
 // takes over from the middle, plays a TriGolden turn by choosing a piece, a target and a ghost,
-// switches the language, and saves screenshots in OUTDIR. Exits non-zero on any failure.
+// plays twelve Banqi turns (flips and moves), switches the language, and saves screenshots in
+// OUTDIR. Exits non-zero on any failure.
 import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 
@@ -113,6 +114,37 @@ try {
   await page.click('#zoom-in');
   await page.screenshot({ path: out + '/trigolden-turn.png' });
   console.log('trigolden: opening and a two-piece turn placed');
+
+  // ---- Banqi against the AI: a flip is one click on a face-down disc, a move is the piece
+  // then a highlighted square; twelve of our turns.
+  await page.selectOption('#game', 'banqi');
+  await page.selectOption('#ai-seat', 'second');
+  await page.selectOption('#ai-ms', '300');
+  await page.click('#new');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'banqi');
+  await idle();
+  let bqMoves = 0;
+  for (let turn = 0; turn < 12; turn++) {
+    const v = await view();
+    if (v.outcome) break;
+    const mv = v.legal.map((l) => l.action).find((a) => a.slice(0, 2) !== a.slice(2));
+    if (mv) {
+      await page.click(`#board g[data-name="${mv.slice(0, 2)}"] rect.sq.legal`);
+      await page.click(`#board g[data-name="${mv.slice(2)}"] rect.sq.legal`);
+      bqMoves++;
+    } else {
+      await page.click('#board rect.sq.legal[data-action]:not([data-action=""])');
+    }
+    await idle();
+    const after = await view();
+    if (after.ply <= v.ply) fail('a Banqi click did not move the game on at ply ' + v.ply);
+  }
+  const bq = await view();
+  const faceDown = bq.board.squares.filter((c) => c === 'X').length;
+  if ((await page.$$('#board circle.facedown')).length !== faceDown) fail('face-down discs do not match the board');
+  if (!bq.history.some((a) => a.startsWith('='))) fail('no flip was revealed');
+  await page.screenshot({ path: out + '/banqi.png' });
+  console.log(`banqi: ${bq.ply} actions, ${bqMoves} moves by the page, ${faceDown} face down`);
 
   // ---- Chinese labels, and a phone-sized screen.
   await page.click('#lang');
