@@ -443,8 +443,13 @@ impl Coordinator for CoordinatorService {
             .map(|tx| tx.subscribe())
             .ok_or_else(|| Status::unavailable("shutting down"))?;
         let models = self.shared.store.models().map_err(|e| CoordError::Unavailable(e.to_string()))?;
-        let current = best_model(&models).cloned();
-        let first = tokio_stream::iter(current.map(|m| Ok(announcement(&m))));
+        // The best model of every game kind, then each promotion as it happens.
+        let current: Vec<_> = crate::games::GameKind::ALL
+            .iter()
+            .filter_map(|k| models.iter().rev().find(|m| m.is_best_kind() && m.game_kind == k.name()))
+            .map(|m| Ok(announcement(m)))
+            .collect();
+        let first = tokio_stream::iter(current);
         let rest = tokio_stream::wrappers::BroadcastStream::new(rx)
             .filter_map(|m| m.ok().map(|m| Ok(announcement(&m))));
         Ok(Response::new(Box::pin(first.chain(rest))))

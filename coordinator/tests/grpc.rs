@@ -750,3 +750,64 @@ async fn banqi_games_are_leased_validated_against_their_deal_and_stored() {
     assert!(e.message().contains("deal"), "{}", e.message());
     run.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
+    use engine::Features;
+    use engine::banqi::Banqi;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    let bn = cfg.games["battlenumber"].clone();
+    cfg.games.insert("banqi".into(), bn);
+    let run = start(cfg).await;
+    let mut trainer = connect(run.addr, TRAINER);
+    let net_cfg = model::NetConfig::named("tiny").unwrap();
+    let net = model::ValueNet::new(&net_cfg, Banqi::FEATURE_LEN, Banqi::POLICY_LEN, &model::cpu());
+    let meta = model::ModelMeta::for_game::<Banqi>(net_cfg, 10.0, model::ModelInfo::default());
+    let banqi_model = model::to_bytes(&net, &meta).unwrap();
+    assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1);
+    let v = zeroplay_worker::publish_model(&mut trainer, "banqi", Banqi::FEATURE_VERSION, &banqi_model, None)
+        .await
+        .unwrap();
+    assert_eq!(v, 2);
+    // A watcher that connects now hears the best model of each game, not only the newest.
+    let mut watcher = connect(run.addr, WORKER);
+    let mut stream = watcher.watch_models(pb::WatchModelsRequest {}).await.unwrap().into_inner();
+    let mut heard = Vec::new();
+    for _ in 0..2 {
+        let a =
+            tokio::time::timeout(Duration::from_secs(10), stream.message()).await.unwrap().unwrap().unwrap();
+        heard.push((a.game_kind, a.version));
+    }
+    heard.sort();
+    assert_eq!(heard, [("banqi".to_string(), 2), ("battlenumber".to_string(), 1)]);
+    // A follower puts each into its own slot; a follower of one game ignores the other.
+    let slots = zeroplay_worker::ModelSlots::new(&["battlenumber", "banqi"]);
+    let only_bn = zeroplay_worker::ModelSlots::new(&["battlenumber"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let wcfg = WorkerConfig { coordinator: format!("http://{}", run.addr), ..WorkerConfig::default() };
+    let mut tasks = Vec::new();
+    for s in [slots.clone(), only_bn.clone()] {
+        let (c, w, stop) = (connect(run.addr, WORKER), wcfg.clone(), stop.clone());
+        tasks.push(tokio::spawn(async move {
+            let f = move || stop.load(std::sync::atomic::Ordering::Relaxed);
+            zeroplay_worker::follow_models(c, s, &w, &f).await
+        }));
+    }
+    let t = std::time::Instant::now();
+    while slots.slot("banqi").unwrap().version() != 2
+        || slots.slot("battlenumber").unwrap().version() != 1
+        || only_bn.slot("battlenumber").unwrap().version() != 1
+    {
+        assert!(t.elapsed() < Duration::from_secs(30), "models not followed");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(only_bn.slot("banqi").is_none());
+    assert_eq!(slots.slot("banqi").unwrap().current().unwrap().model.meta.game, "banqi");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(stream);
+    for t in tasks {
+        t.abort();
+    }
+    run.shutdown().await;
+}

@@ -342,7 +342,9 @@ pub async fn run(
         let (models, stop) = (models.clone(), stop.clone());
         tokio::spawn(async move {
             let s = move || stop.load(Ordering::Relaxed);
-            zeroplay_worker::follow_models(client, models, &wcfg, &s).await
+            let slots =
+                zeroplay_worker::ModelSlots::single(<BattleNumber as engine::game::Game>::NAME, models);
+            zeroplay_worker::follow_models(client, slots, &wcfg, &s).await
         });
     }
     {

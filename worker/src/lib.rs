@@ -166,8 +166,8 @@ struct State {
     played: AtomicU64,
     submitted: AtomicU64,
     play_nanos: AtomicU64,
-    /// The current network (hot-swapped by the model watcher).
-    models: Arc<ModelSlot>,
+    /// The best network of each game kind (hot-swapped by the model watcher).
+    models: ModelSlots,
     batcher: Batcher,
     /// Models fetched by version for evaluation matches (the few most recent).
     evaluation_models: Mutex<HashMap<u64, model::Model>>,
@@ -278,7 +278,7 @@ fn play_as<G: Features>(
         // evaluator until then; optionally mixed with a playout per leaf.
         "net" => Mixed::wrap(
             Arc::new(NetEvaluator::<G>::new(
-                state.models.clone(),
+                state.models.slot(G::NAME).expect("a slot for every game this worker plays"),
                 Some(state.batcher.clone()),
                 UtilitySettings { margin_mix: state.cfg.margin_mix, score_scale: 3.0 },
             )),
@@ -524,14 +524,37 @@ async fn watch_models(client: Client, state: Arc<State>) {
     follow_models(client, state.models.clone(), &cfg, &stop).await;
 }
 
-/// Follows the coordinator's best model into `models` until `stop()` says so: every newer
-/// model announced on `WatchModels` is downloaded, checked (size, SHA-256, game and encoding
-/// version) and published to the slot; a corrupt or mismatched one is refused with a warning
-/// and the current one kept. Reconnects with `cfg`'s backoff. Workers and the play server
+/// One model slot per game kind: a coordinator may run several games, each with its own
+/// best model, and a network only ever evaluates positions of its own game.
+#[derive(Clone, Debug, Default)]
+pub struct ModelSlots(Vec<(String, Arc<ModelSlot>)>);
+
+impl ModelSlots {
+    /// A slot for each of `kinds`.
+    pub fn new(kinds: &[&str]) -> ModelSlots {
+        ModelSlots(kinds.iter().map(|k| (k.to_string(), Arc::new(ModelSlot::new()))).collect())
+    }
+
+    /// Slots sharing `slot` for the one kind `kind` (the play server's Battle Number model).
+    pub fn single(kind: &str, slot: Arc<ModelSlot>) -> ModelSlots {
+        ModelSlots(vec![(kind.to_string(), slot)])
+    }
+
+    /// The slot of `kind`, if followed.
+    pub fn slot(&self, kind: &str) -> Option<Arc<ModelSlot>> {
+        self.0.iter().find(|(k, _)| k == kind).map(|(_, s)| s.clone())
+    }
+}
+
+/// Follows the coordinator's best model of each kind in `models` until `stop()` says so: every
+/// newer model announced on `WatchModels` for a followed kind is downloaded, checked (size,
+/// SHA-256, game and encoding version) and published to that kind's slot; a corrupt or
+/// mismatched one is refused with a warning and the current one kept; other kinds are
+/// ignored. Reconnects with `cfg`'s backoff. Workers and the play server
 /// (`zeroplay serve --coordinator`) both follow models this way.
 pub async fn follow_models(
     mut client: Client,
-    models: Arc<ModelSlot>,
+    models: ModelSlots,
     cfg: &WorkerConfig,
     stop: &(dyn Fn() -> bool + Sync),
 ) {
@@ -542,7 +565,11 @@ pub async fn follow_models(
                 attempt = 0;
                 let mut stream = resp.into_inner();
                 while let Ok(Some(ann)) = stream.message().await {
-                    if ann.version <= models.version() {
+                    let Some(slot) = models.slot(&ann.game_kind) else {
+                        debug!(version = ann.version, kind = %ann.game_kind, "a model of a game not followed here");
+                        continue;
+                    };
+                    if ann.version <= slot.version() {
                         continue;
                     }
                     let bytes = match download_model(&mut client, &ann).await {
@@ -556,7 +583,7 @@ pub async fn follow_models(
                     match tokio::task::spawn_blocking(move || load_model(&kind, &bytes)).await {
                         Ok(Ok(m)) => {
                             info!(version = ann.version, sha256 = %ann.sha256, "new model loaded; games switch at their next move");
-                            models.publish(ann.version, m);
+                            slot.publish(ann.version, m);
                         }
                         Ok(Err(e)) => {
                             warn!(version = ann.version, error = %e, "model refused; keeping the current model")
@@ -734,7 +761,7 @@ pub async fn run(
         played: AtomicU64::new(0),
         submitted: AtomicU64::new(0),
         play_nanos: AtomicU64::new(0),
-        models: Arc::new(ModelSlot::new()),
+        models: ModelSlots::new(&[BattleNumber::NAME, Banqi::NAME]),
         batcher: Batcher::start(cfg.inference_batch.max(1), Duration::from_micros(cfg.inference_wait_us)),
         evaluation_models: Mutex::new(HashMap::new()),
         evaluation_matches: AtomicU64::new(0),
