@@ -72,6 +72,10 @@ pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
         cfg.model = Some(m);
         cfg.coordinator = None;
     }
+    if let Some(m) = args.banqi_model {
+        cfg.banqi_model = Some(m);
+        cfg.coordinator = None;
+    }
     if let Some(c) = args.coordinator {
         cfg.coordinator = Some(c);
         cfg.model = None;

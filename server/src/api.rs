@@ -120,6 +120,7 @@ async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({
         "games": ["battlenumber", "trigolden"],
         "model_version": state.models.version(),
+        "banqi_model_version": state.models_bq.version(),
         "games_held": state.games_held(),
         "limits": {
             "max_games": state.cfg.max_games,
@@ -179,8 +180,12 @@ fn new_table<G: Served>(
         }
     };
     let models = state.models.clone();
-    let version: Arc<dyn Fn() -> u64 + Send + Sync> =
-        if G::KIND == GameKind::Battlenumber { Arc::new(move || models.version()) } else { Arc::new(|| 0) };
+    let models_bq = state.models_bq.clone();
+    let version: Arc<dyn Fn() -> u64 + Send + Sync> = match G::KIND {
+        GameKind::Battlenumber => Arc::new(move || models.version()),
+        GameKind::Banqi => Arc::new(move || models_bq.version()),
+        GameKind::Trigolden => Arc::new(|| 0),
+    };
     Ok(Box::new(Session::<G>::new(options, seed, &actions, ai_seat, ai, version)?))
 }
 

@@ -52,6 +52,9 @@ pub struct ServeConfig {
     pub token: String,
     /// Or serve this model file, reloaded when it changes.
     pub model: Option<PathBuf>,
+    /// Banqi AI: a Banqi model file, reloaded when it changes (with a coordinator, its best
+    /// Banqi model is followed instead). Without either, Banqi's AI is rollout MCTS.
+    pub banqi_model: Option<PathBuf>,
     /// How often to look at the model file for changes (milliseconds).
     pub model_poll_ms: u64,
     /// Games held at once, in all.
@@ -92,6 +95,7 @@ impl Default for ServeConfig {
             coordinator: None,
             token: "change-me-worker-token".into(),
             model: None,
+            banqi_model: None,
             model_poll_ms: 2000,
             max_games: 1000,
             max_games_per_client: 20,
@@ -113,8 +117,8 @@ impl ServeConfig {
     /// # Errors
     /// A message naming the bad setting.
     pub fn validate(&self) -> Result<(), String> {
-        if self.coordinator.is_some() && self.model.is_some() {
-            return Err("give a coordinator or a model file, not both".into());
+        if self.coordinator.is_some() && (self.model.is_some() || self.banqi_model.is_some()) {
+            return Err("give a coordinator or model files, not both".into());
         }
         if self.max_games == 0 || self.max_games_per_client == 0 {
             return Err("max_games and max_games_per_client must be at least 1".into());
@@ -197,6 +201,8 @@ pub struct AppState {
     pub(crate) ai_bn: AiFactory<BattleNumber>,
     pub(crate) ai_tg: AiFactory<TriGolden>,
     pub(crate) ai_bq: AiFactory<Banqi>,
+    /// The Banqi model (the Battle Number one is `models`).
+    pub(crate) models_bq: Arc<ModelSlot>,
     pub(crate) started: Instant,
     /// AI turns computed, and their simulations (for /api/info).
     pub(crate) ai_turns: AtomicU64,
@@ -256,18 +262,29 @@ impl AppState {
         });
         // Banqi: MCTS with random-playout leaves and chance nodes for flips (no network is
         // followed for Banqi yet).
+        let models_bq = Arc::new(ModelSlot::new());
+        let slot = models_bq.clone();
         let ai_bq: AiFactory<Banqi> = Arc::new(move |time| {
+            let with_net = slot.version() > 0;
+            let evaluator: Arc<dyn Evaluator<Banqi>> = if with_net {
+                let net = NetEvaluator::<Banqi>::new(
+                    slot.clone(),
+                    None,
+                    UtilitySettings { margin_mix: mix, score_scale: 3.0 },
+                );
+                Mixed::wrap(Arc::new(net), lambda, 3.0)
+            } else {
+                Arc::new(Rollout::default())
+            };
             let spec = MctsSpec {
                 sims: None,
                 time: Some(time),
                 eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
-                config: MctsConfig::default(),
+                config: MctsConfig { batch_size: if with_net { 8 } else { 1 }, ..MctsConfig::default() },
             };
-            Box::new(MctsAgent::new(
-                spec,
-                Arc::new(Rollout::default()),
-                format!("mcts:time={}ms,eval=rollout", time.as_millis()),
-            )) as Box<dyn Agent<Banqi>>
+            let name =
+                format!("mcts:time={}ms,eval={}", time.as_millis(), if with_net { "net" } else { "rollout" });
+            Box::new(MctsAgent::new(spec, evaluator, name)) as Box<dyn Agent<Banqi>>
         });
         Ok(Arc::new(AppState {
             cfg,
@@ -277,6 +294,7 @@ impl AppState {
             ai_bn,
             ai_tg,
             ai_bq,
+            models_bq,
             started: Instant::now(),
             ai_turns: AtomicU64::new(0),
             ai_sims: AtomicU64::new(0),
@@ -327,10 +345,17 @@ pub async fn run(
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     if let Some(path) = &cfg.model {
         // Refuse a bad file at start; later bad versions are refused and the old model kept.
-        let first = load_file(path).map_err(ServeError::Config)?;
+        let first = load_file::<BattleNumber>(path).map_err(ServeError::Config)?;
         models.publish(1, first.0);
         let (path, poll, models, stop) = (path.clone(), cfg.model_poll_ms, models.clone(), stop.clone());
-        tokio::spawn(async move { watch_file(path, first.1, poll, models, stop).await });
+        tokio::spawn(async move { watch_file::<BattleNumber>(path, first.1, poll, models, stop).await });
+    }
+    if let Some(path) = &cfg.banqi_model {
+        let first = load_file::<Banqi>(path).map_err(ServeError::Config)?;
+        state.models_bq.publish(1, first.0);
+        let (path, poll, slot, stop) =
+            (path.clone(), cfg.model_poll_ms, state.models_bq.clone(), stop.clone());
+        tokio::spawn(async move { watch_file::<Banqi>(path, first.1, poll, slot, stop).await });
     }
     if let Some(url) = &cfg.coordinator {
         let wcfg = zeroplay_worker::WorkerConfig {
@@ -339,11 +364,13 @@ pub async fn run(
             ..Default::default()
         };
         let client = zeroplay_worker::client(&wcfg).map_err(|e| ServeError::Config(e.to_string()))?;
-        let (models, stop) = (models.clone(), stop.clone());
+        let (models, models_bq, stop) = (models.clone(), state.models_bq.clone(), stop.clone());
         tokio::spawn(async move {
             let s = move || stop.load(Ordering::Relaxed);
-            let slots =
-                zeroplay_worker::ModelSlots::single(<BattleNumber as engine::game::Game>::NAME, models);
+            let slots = zeroplay_worker::ModelSlots::from_slots(vec![
+                (<BattleNumber as engine::game::Game>::NAME.to_string(), models),
+                (<Banqi as engine::game::Game>::NAME.to_string(), models_bq),
+            ]);
             zeroplay_worker::follow_models(client, slots, &wcfg, &s).await
         });
     }
@@ -372,15 +399,14 @@ pub async fn run(
 
 type Stamp = Option<std::time::SystemTime>;
 
-fn load_file(path: &std::path::Path) -> Result<(model::Model, Stamp), String> {
+fn load_file<G: engine::Features>(path: &std::path::Path) -> Result<(model::Model, Stamp), String> {
     let stamp = std::fs::metadata(path).and_then(|m| m.modified()).ok();
     let bytes = std::fs::read(path).map_err(|e| format!("model {}: {e}", path.display()))?;
-    let m = model::load::<BattleNumber>(&bytes, &model::cpu())
-        .map_err(|e| format!("model {}: {e}", path.display()))?;
+    let m = model::load::<G>(&bytes, &model::cpu()).map_err(|e| format!("model {}: {e}", path.display()))?;
     Ok((m, stamp))
 }
 
-async fn watch_file(
+async fn watch_file<G: engine::Features>(
     path: PathBuf,
     mut stamp: Stamp,
     poll_ms: u64,
@@ -395,7 +421,7 @@ async fn watch_file(
         }
         stamp = now;
         let p = path.clone();
-        match tokio::task::spawn_blocking(move || load_file(&p)).await {
+        match tokio::task::spawn_blocking(move || load_file::<G>(&p)).await {
             Ok(Ok((m, _))) => {
                 let v = models.version() + 1;
                 models.publish(v, m);

@@ -186,6 +186,7 @@ mod tests {
         );
         raw.push(0);
         assert!(decode::<BattleNumber>(&URL_SAFE_NO_PAD.encode(&raw), &Default::default()).is_err());
-        assert!(kind_of("AQM").is_err());
+        assert!(kind_of("AQk").is_err(), "game code 9 is no game");
+        assert_eq!(kind_of("AQM").unwrap(), crate::table::GameKind::Banqi);
     }
 }

@@ -410,3 +410,42 @@ fn a_banqi_game_with_flips_resolved_by_the_hidden_deal_undo_and_replay() {
     let (st, e) = s.call("POST", "/api/games", Some(json!({"game": "banqi", "options": {"x": 1}})));
     assert_eq!(st, 400, "{e}");
 }
+
+#[test]
+fn a_banqi_model_file_plays_banqi() {
+    use engine::Features;
+    use engine::banqi::Banqi;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model::NetConfig::named("tiny").unwrap();
+    let net = model::ValueNet::new(&cfg, Banqi::FEATURE_LEN, Banqi::POLICY_LEN, &model::cpu());
+    let meta = model::ModelMeta::for_game::<Banqi>(cfg, 10.0, model::ModelInfo::default());
+    let path = dir.path().join("banqi.safetensors");
+    std::fs::write(&path, model::to_bytes(&net, &meta).unwrap()).unwrap();
+    // A Battle Number model is no Banqi model: refused at start, naming the file.
+    let bn = dir.path().join("bn.safetensors");
+    std::fs::write(&bn, model_bytes()).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let err = rt
+        .block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            zeroplay_server::run(ServeConfig { banqi_model: Some(bn.clone()), ..quick() }, l, async {}).await
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("bn.safetensors"), "{err}");
+
+    let s = Server::start(ServeConfig { banqi_model: Some(path), ..quick() });
+    assert_eq!(s.ok("GET", "/api/info", None)["banqi_model_version"], 1);
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "first", "seed": 9})));
+    assert_eq!(v["model_version"], 1);
+    let id = v["id"].as_str().unwrap().to_string();
+    let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=200"), None, "text/plain");
+    assert_eq!(st, 200);
+    let evs = events(&body);
+    let (last, done) = evs.last().unwrap();
+    assert_eq!(last, "done", "{evs:?}");
+    assert_eq!(done["applied"], true);
+    assert!(done["search"]["sims"].as_u64().unwrap() > 0);
+    // The Battle Number AI has no model: the two games' models are kept apart.
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber"})));
+    assert_eq!(v["model_version"], 0);
+}

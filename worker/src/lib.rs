@@ -535,9 +535,9 @@ impl ModelSlots {
         ModelSlots(kinds.iter().map(|k| (k.to_string(), Arc::new(ModelSlot::new()))).collect())
     }
 
-    /// Slots sharing `slot` for the one kind `kind` (the play server's Battle Number model).
-    pub fn single(kind: &str, slot: Arc<ModelSlot>) -> ModelSlots {
-        ModelSlots(vec![(kind.to_string(), slot)])
+    /// Given slots, by kind (the play server's, which its AIs read).
+    pub fn from_slots(slots: Vec<(String, Arc<ModelSlot>)>) -> ModelSlots {
+        ModelSlots(slots)
     }
 
     /// The slot of `kind`, if followed.
