@@ -65,8 +65,8 @@ pub enum Command {
     ///
     /// Example: zeroplay coordinator --config configs/coordinator.toml
     Coordinator(CoordinatorArgs),
-    /// Serve the web client and its JSON API: people play Battle Number and TriGolden against
-    /// the best model in a browser. The model comes from a coordinator (followed as workers
+    /// Serve the web client and its JSON API: people play Battle Number, TriGolden and Banqi
+    /// against the best model in a browser. The model comes from a coordinator (followed as workers
     /// follow it) or a model file (reloaded when it changes); without one, the AI is the
     /// user's rollout MCTS.
     ///
