@@ -131,7 +131,8 @@ pub struct GameConfig {
     /// rollout evaluator until one is published), "rollout" (the user's AI) or "uniform".
     pub evaluator: String,
     /// With `evaluator = "net"`: share, in `[0, 1]`, of one random playout's value mixed into
-    /// each leaf value (AlphaGo's λ, as the play server plays); 0 is the network alone.
+    /// each leaf value (AlphaGo's λ, as the play server plays); 0 (the default) is the network
+    /// alone, which measured stronger after a run than 0.5 did (docs/benchmarks.md).
     pub leaf_lambda: f32,
     /// Where start positions come from.
     pub sources: SourcesConfig,
@@ -143,7 +144,7 @@ impl Default for GameConfig {
             weight: 1.0,
             settings: SelfPlaySettings::default(),
             evaluator: "rollout".into(),
-            leaf_lambda: 0.5,
+            leaf_lambda: 0.0,
             sources: SourcesConfig::default(),
         }
     }

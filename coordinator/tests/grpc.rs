@@ -524,6 +524,8 @@ async fn workers_hot_load_published_models_and_keep_theirs_when_one_is_bad() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.games.get_mut("battlenumber").unwrap().evaluator = "net".into();
+    // The network's value mixed with a playout (the model version is still recorded).
+    cfg.games.get_mut("battlenumber").unwrap().leaf_lambda = 0.5;
     let run = start(cfg).await;
     let mut trainer = connect(run.addr, TRAINER);
     let admin = connect(run.addr, ADMIN);

@@ -70,8 +70,8 @@ pub struct GateSettings {
     /// Weight of the margin term in the network's utility.
     pub margin_mix: f32,
     /// Share, in `[0, 1]`, of one random playout's value mixed into the networks' leaf values
-    /// (AlphaGo's λ, [`crate::eval::Mixed`]); 0 gates the network alone. Gating with the leaf
-    /// the model will play with promotes what plays best, not what evaluates best alone.
+    /// (AlphaGo's λ, [`crate::eval::Mixed`]); 0 (the default) gates the network alone. A run
+    /// with 0.5 here and in self-play measured weaker than one with 0 (docs/benchmarks.md).
     pub lambda: f32,
     /// Seed of the openings.
     pub seed: u64,
@@ -90,7 +90,7 @@ impl Default for GateSettings {
             sims: 64,
             opening_plies: 6,
             margin_mix: 0.5,
-            lambda: 0.5,
+            lambda: 0.0,
             seed: 7,
         }
     }
