@@ -127,6 +127,20 @@ fn token() -> String {
     format!("{:032x}", rand::random::<u128>())
 }
 
+/// The trainer of game `G` on its own thread, gating through the coordinator at `url`.
+fn spawn_trainer<G: engine::Features>(
+    thread: std::thread::Builder,
+    handle: &tokio::runtime::Handle,
+    url: Option<String>,
+    token: String,
+    tcfg: trainer::pipeline::PipelineConfig,
+    device: burn::prelude::Device,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<std::thread::JoinHandle<Result<Vec<trainer::pipeline::RatingEntry>, String>>> {
+    let mut gatekeeper = crate::train_cmd::gatekeeper::<G>(handle.clone(), url, token, stop.clone())?;
+    Ok(thread.spawn(move || trainer::pipeline::run::<G>(&tcfg, &device, &mut *gatekeeper, &stop))?)
+}
+
 /// Runs a coordinator and a worker in one process on loopback, with live progress.
 ///
 /// # Errors
@@ -225,31 +239,13 @@ pub fn local(args: LocalArgs) -> Result<()> {
             let url = Some(format!("http://{addr}"));
             let (tcfg, stop) = (tcfg.clone(), train_stop.clone());
             let thread = std::thread::Builder::new().name("trainer".into());
+            let token = trainer_token.clone();
             Some(if game == "banqi" {
-                let mut gatekeeper = crate::train_cmd::gatekeeper::<engine::banqi::Banqi>(
-                    handle.clone(),
-                    url,
-                    trainer_token.clone(),
-                    train_stop.clone(),
-                )?;
-                thread.spawn(move || {
-                    trainer::pipeline::run::<engine::banqi::Banqi>(&tcfg, &device, &mut *gatekeeper, &stop)
-                })?
+                spawn_trainer::<engine::banqi::Banqi>(thread, &handle, url, token, tcfg, device, stop)?
             } else {
-                let mut gatekeeper = crate::train_cmd::gatekeeper::<engine::battlenumber::BattleNumber>(
-                    handle.clone(),
-                    url,
-                    trainer_token.clone(),
-                    train_stop.clone(),
-                )?;
-                thread.spawn(move || {
-                    trainer::pipeline::run::<engine::battlenumber::BattleNumber>(
-                        &tcfg,
-                        &device,
-                        &mut *gatekeeper,
-                        &stop,
-                    )
-                })?
+                spawn_trainer::<engine::battlenumber::BattleNumber>(
+                    thread, &handle, url, token, tcfg, device, stop,
+                )?
             })
         };
 

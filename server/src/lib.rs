@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec};
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
-use engine::eval::{Evaluator, Mixed, Rollout};
+use engine::eval::Mixed;
 use engine::mcts::MctsConfig;
 use engine::trigolden::TriGolden;
 use model::{ModelSlot, NetEvaluator, UtilitySettings};
@@ -219,29 +219,7 @@ impl AppState {
         cfg.validate()?;
         let slot = models.clone();
         let (lambda, mix) = (cfg.lambda, cfg.margin_mix);
-        let ai_bn: AiFactory<BattleNumber> = Arc::new(move |time| {
-            let net: Arc<dyn Evaluator<BattleNumber>> = Arc::new(NetEvaluator::<BattleNumber>::new(
-                slot.clone(),
-                None,
-                UtilitySettings { margin_mix: mix, score_scale: 3.0 },
-            ));
-            let evaluator: Arc<dyn Evaluator<BattleNumber>> = if lambda > 0.0 && slot.version() > 0 {
-                Arc::new(Mixed { inner: net, rollout: Rollout::default(), lambda })
-            } else {
-                net
-            };
-            let spec = MctsSpec {
-                sims: None,
-                time: Some(time),
-                eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
-                config: MctsConfig {
-                    batch_size: if slot.version() > 0 { 8 } else { 1 },
-                    ..MctsConfig::default()
-                },
-            };
-            Box::new(MctsAgent::new(spec, evaluator, format!("mcts:time={}ms,eval=net", time.as_millis())))
-                as Box<dyn Agent<BattleNumber>>
-        });
+        let ai_bn = net_ai::<BattleNumber>(slot, lambda, mix);
         let tg_spec = cfg.trigolden_agent.clone();
         let ai_tg: AiFactory<TriGolden> = Arc::new(move |time| {
             let spec: AgentSpec = tg_spec.parse().expect("validated");
@@ -263,29 +241,7 @@ impl AppState {
         // Banqi: MCTS with random-playout leaves and chance nodes for flips (no network is
         // followed for Banqi yet).
         let models_bq = Arc::new(ModelSlot::new());
-        let slot = models_bq.clone();
-        let ai_bq: AiFactory<Banqi> = Arc::new(move |time| {
-            let with_net = slot.version() > 0;
-            let evaluator: Arc<dyn Evaluator<Banqi>> = if with_net {
-                let net = NetEvaluator::<Banqi>::new(
-                    slot.clone(),
-                    None,
-                    UtilitySettings { margin_mix: mix, score_scale: 3.0 },
-                );
-                Mixed::wrap(Arc::new(net), lambda, 3.0)
-            } else {
-                Arc::new(Rollout::default())
-            };
-            let spec = MctsSpec {
-                sims: None,
-                time: Some(time),
-                eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
-                config: MctsConfig { batch_size: if with_net { 8 } else { 1 }, ..MctsConfig::default() },
-            };
-            let name =
-                format!("mcts:time={}ms,eval={}", time.as_millis(), if with_net { "net" } else { "rollout" });
-            Box::new(MctsAgent::new(spec, evaluator, name)) as Box<dyn Agent<Banqi>>
-        });
+        let ai_bq = net_ai::<Banqi>(models_bq.clone(), lambda, mix);
         Ok(Arc::new(AppState {
             cfg,
             games: Mutex::new(HashMap::new()),
@@ -395,6 +351,25 @@ pub async fn run(
     result?;
     info!("play server stopped");
     Ok(())
+}
+
+/// The AI of a game with a network: MCTS for the asked time, the slot's model at the leaves
+/// (mixed with a playout at weight `lambda`), or the rollout AI while the slot is empty.
+fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, lambda: f32, mix: f32) -> AiFactory<G> {
+    Arc::new(move |time| {
+        let with_net = slot.version() > 0;
+        let net =
+            NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings { margin_mix: mix, score_scale: 3.0 });
+        let evaluator = if with_net { Mixed::wrap(Arc::new(net), lambda, 3.0) } else { Arc::new(net) };
+        let spec = MctsSpec {
+            sims: None,
+            time: Some(time),
+            eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
+            config: MctsConfig { batch_size: if with_net { 8 } else { 1 }, ..MctsConfig::default() },
+        };
+        Box::new(MctsAgent::new(spec, evaluator, format!("mcts:time={}ms,eval=net", time.as_millis())))
+            as Box<dyn Agent<G>>
+    })
 }
 
 type Stamp = Option<std::time::SystemTime>;
