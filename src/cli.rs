@@ -24,6 +24,10 @@ pub struct Cli {
     #[arg(short, long, global = true)]
     pub verbose: bool,
 
+    /// Log format on stderr: text (lines) or json (one object per event, for log collectors).
+    #[arg(long, global = true, env = "ZEROPLAY_LOG_FORMAT", value_enum, default_value = "text")]
+    pub log_format: crate::logging::LogFormat,
+
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -97,6 +101,22 @@ pub enum Command {
     ///
     /// Example: zeroplay worker --coordinator http://10.0.0.5:50051 --token $ZEROPLAY_WORKER_TOKEN
     Worker(WorkerArgs),
+    /// Ask a zeroplay process's health endpoint whether it is ready (or alive): exit status 0
+    /// on HTTP 200, 1 otherwise, with the answer on stdout. For container health checks in
+    /// images without curl.
+    ///
+    /// Example: zeroplay probe 127.0.0.1:9090 --path /readyz
+    Probe(ProbeArgs),
+}
+
+/// `zeroplay probe`.
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Address of the endpoint, host:port (a name is resolved).
+    pub addr: String,
+    /// Path to ask: /readyz (ready for traffic), /healthz (alive) or /metrics.
+    #[arg(long, default_value = "/readyz")]
+    pub path: String,
 }
 
 /// `zeroplay local`.
@@ -160,6 +180,10 @@ pub struct TrainArgs {
     /// Backend: cpu, or cuda / wgpu in a binary built with those features.
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// Serve /metrics (Prometheus: rounds, losses, samples/s, gating, best model version),
+    /// /healthz and /readyz over HTTP on this address, e.g. 0.0.0.0:9092.
+    #[arg(long)]
+    pub metrics_listen: Option<String>,
 }
 
 /// `zeroplay export`.
@@ -184,6 +208,19 @@ pub struct CoordinatorArgs {
     /// Run directory (overrides the config).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// Serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address (overrides
+    /// the config's metrics_listen), e.g. 0.0.0.0:9090.
+    #[arg(long)]
+    pub metrics_listen: Option<String>,
+    /// The workers' token (overrides [auth] worker_token; in Kubernetes, from a Secret).
+    #[arg(long, env = "ZEROPLAY_WORKER_TOKEN", hide_env_values = true)]
+    pub worker_token: Option<String>,
+    /// The trainers' token (overrides [auth] trainer_token).
+    #[arg(long, env = "ZEROPLAY_TRAINER_TOKEN", hide_env_values = true)]
+    pub trainer_token: Option<String>,
+    /// The administrators' token (overrides [auth] admin_token).
+    #[arg(long, env = "ZEROPLAY_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
 }
 
 /// `zeroplay serve`.
@@ -233,6 +270,10 @@ pub struct WorkerArgs {
     /// Stop after this many games are acknowledged.
     #[arg(long)]
     pub max_games: Option<u64>,
+    /// Serve /metrics (Prometheus), /healthz and /readyz over HTTP on this address (overrides
+    /// the config's metrics_listen), e.g. 0.0.0.0:9090.
+    #[arg(long)]
+    pub metrics_listen: Option<String>,
 }
 
 /// Games zeroplay knows.

@@ -22,5 +22,21 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Train(args) => crate::train_cmd::train(args),
         Command::Export(args) => crate::train_cmd::export(args),
         Command::Uci(args) => crate::uci_cmd::run(args),
+        Command::Probe(args) => probe(&args),
     }
+}
+
+/// `zeroplay probe`: exit 0 on HTTP 200.
+fn probe(args: &crate::cli::ProbeArgs) -> Result<()> {
+    use std::net::ToSocketAddrs;
+    let addr = args
+        .addr
+        .to_socket_addrs()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.addr))?
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("{}: no address", args.addr))?;
+    let (status, body) = zeroplay_telemetry::http_get(addr, &args.path)
+        .map_err(|e| anyhow::anyhow!("{addr}{}: {e}", args.path))?;
+    print!("{body}");
+    if status == 200 { Ok(()) } else { anyhow::bail!("{addr}{} answered HTTP {status}", args.path) }
 }

@@ -196,6 +196,25 @@ mod tests {
     }
 
     #[test]
+    fn deployment_configs_parse_and_validate() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/k8s/base/config");
+        let c: zeroplay_coordinator::CoordinatorConfig = load(Some(&root.join("coordinator.toml"))).unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.games["battlenumber"].evaluator, "net", "cluster self-play uses the trained network");
+        let t: trainer::pipeline::PipelineConfig = load(Some(&root.join("train.toml"))).unwrap();
+        t.validate().unwrap();
+        let s: zeroplay_server::ServeConfig = load(Some(&root.join("serve.toml"))).unwrap();
+        s.validate().unwrap();
+        // The Secret's placeholders are valid tokens (so a trial deployment starts) and name
+        // every role's variable.
+        let env = std::fs::read_to_string(root.join("tokens.env")).unwrap();
+        for var in ["ZEROPLAY_WORKER_TOKEN=", "ZEROPLAY_TRAINER_TOKEN=", "ZEROPLAY_ADMIN_TOKEN="] {
+            let v = env.lines().find_map(|l| l.strip_prefix(var)).unwrap_or_else(|| panic!("{var} missing"));
+            assert!(v.len() >= 16, "{var}{v}");
+        }
+    }
+
+    #[test]
     fn unknown_keys_and_bad_values_are_refused() {
         let e = toml::from_str::<ArenaConfig>("matchs = 3").unwrap_err();
         assert!(e.to_string().contains("matchs"), "{e}");

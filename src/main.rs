@@ -5,6 +5,6 @@ use clap::Parser;
 
 fn main() -> anyhow::Result<()> {
     let cli = zeroplay::cli::Cli::parse();
-    zeroplay::logging::init(cli.verbose);
+    zeroplay::logging::init(cli.verbose, cli.log_format);
     zeroplay::commands::run(cli)
 }

@@ -50,6 +50,18 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<()> {
     if let Some(d) = args.data_dir {
         cfg.data_dir = d;
     }
+    if let Some(m) = args.metrics_listen {
+        cfg.metrics_listen = Some(m);
+    }
+    for (token, to) in [
+        (args.worker_token, &mut cfg.auth.worker_token),
+        (args.trainer_token, &mut cfg.auth.trainer_token),
+        (args.admin_token, &mut cfg.auth.admin_token),
+    ] {
+        if let Some(t) = token {
+            *to = t;
+        }
+    }
     cfg.validate()?;
     runtime()?.block_on(async {
         let listener =
@@ -117,6 +129,9 @@ pub fn worker(args: WorkerArgs) -> Result<()> {
     }
     if args.max_games.is_some() {
         cfg.max_games = args.max_games;
+    }
+    if let Some(m) = args.metrics_listen {
+        cfg.metrics_listen = Some(m);
     }
     let report = runtime()?.block_on(zeroplay_worker::run(cfg, signal()))?;
     println!("{}", serde_json::to_string(&report)?);

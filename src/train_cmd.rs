@@ -10,7 +10,10 @@ use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::{Features, Game};
 use trainer::gate::GateResult;
-use trainer::pipeline::{Candidate, Gated, Gatekeeper, LocalGate, OpponentRef, PipelineConfig, run, summary};
+use trainer::metrics::TrainerMetrics;
+use trainer::pipeline::{
+    Candidate, Gated, Gatekeeper, LocalGate, OpponentRef, PipelineConfig, run_observed, summary,
+};
 use zeroplay_proto::v1 as pb;
 use zeroplay_worker::WorkerConfig;
 
@@ -137,9 +140,23 @@ pub fn train(args: TrainArgs) -> Result<()> {
             stop.store(true, Ordering::Relaxed);
         });
     }
+    let metrics = TrainerMetrics::default();
+    if let Some(addr) = &args.metrics_listen {
+        let listener = rt.block_on(zeroplay_telemetry::bind(addr)).map_err(anyhow::Error::msg)?;
+        let health = zeroplay_telemetry::Health::new();
+        health.set_ready(true);
+        // Served until the runtime is dropped at the end of this function.
+        rt.spawn(zeroplay_telemetry::serve(
+            listener,
+            Arc::new(metrics.registry()),
+            health,
+            std::future::pending(),
+        ));
+    }
+    let (h, c, t) = (rt.handle(), args.coordinator, args.token);
     let history = match cfg.game.as_str() {
-        "banqi" => train_game::<Banqi>(&cfg, &device, rt.handle(), args.coordinator, args.token, &stop)?,
-        _ => train_game::<BattleNumber>(&cfg, &device, rt.handle(), args.coordinator, args.token, &stop)?,
+        "banqi" => train_game::<Banqi>(&cfg, &device, h, c, t, &stop, &metrics)?,
+        _ => train_game::<BattleNumber>(&cfg, &device, h, c, t, &stop, &metrics)?,
     };
     println!("{}", summary(&history));
     println!("ratings plot: {}", cfg.run_dir.join("ratings.svg").display());
@@ -153,9 +170,10 @@ fn train_game<G: Features>(
     coordinator: Option<String>,
     token: String,
     stop: &Arc<AtomicBool>,
+    metrics: &TrainerMetrics,
 ) -> Result<Vec<trainer::pipeline::RatingEntry>> {
     let mut gatekeeper = gatekeeper::<G>(rt.clone(), coordinator, token, stop.clone())?;
-    run::<G>(cfg, device, &mut *gatekeeper, stop).map_err(anyhow::Error::msg)
+    run_observed::<G>(cfg, device, &mut *gatekeeper, stop, metrics).map_err(anyhow::Error::msg)
 }
 
 /// Writes a model's weights as safetensors plus its documentation.

@@ -14,6 +14,9 @@ use crate::games::{GameKind, GameOptions};
 pub struct CoordinatorConfig {
     /// Address to listen on (`host:port`; port 0 picks a free one).
     pub listen: String,
+    /// Address (`host:port`) of the HTTP endpoints `/metrics` (Prometheus), `/healthz` and
+    /// `/readyz`; none: not served.
+    pub metrics_listen: Option<String>,
     /// Run directory: the database, `games/` (Parquet files) and the resolved config.
     pub data_dir: PathBuf,
     /// Base seed for position generation and game seeds.
@@ -190,6 +193,7 @@ impl Default for CoordinatorConfig {
         games.insert("battlenumber".to_string(), GameConfig::default());
         CoordinatorConfig {
             listen: "127.0.0.1:50051".into(),
+            metrics_listen: None,
             data_dir: PathBuf::from("runs/default"),
             seed: 1,
             auth: AuthConfig::default(),

@@ -137,6 +137,11 @@ impl Gating {
         self.runs.get(&candidate)
     }
 
+    /// Candidates being gated now.
+    pub fn runs(&self) -> usize {
+        self.runs.len()
+    }
+
     /// Evaluation leases out now.
     pub fn active(&self) -> usize {
         self.out.len()

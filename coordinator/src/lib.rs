@@ -12,6 +12,7 @@ pub mod games;
 pub mod gating;
 pub mod ingest;
 pub mod leases;
+pub mod metrics;
 pub mod rows;
 pub mod service;
 pub mod store;
@@ -55,10 +56,14 @@ pub enum RunError {
     /// The gRPC server failed.
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The metrics listener could not be bound.
+    #[error("{0}")]
+    Metrics(String),
 }
 
 /// Runs the coordinator on `listener` until `shutdown` completes, then stops accepting calls,
-/// writes every staged game to Parquet and returns.
+/// writes every staged game to Parquet and returns. With `metrics_listen` configured, also
+/// serves `/metrics`, `/healthz` and `/readyz` there (see [`run_with_metrics`]).
 ///
 /// # Errors
 /// [`RunError`] if the configuration, data directory, database or server fails.
@@ -67,12 +72,36 @@ pub async fn run(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), RunError> {
+    let metrics = match &cfg.metrics_listen {
+        Some(addr) => Some(zeroplay_telemetry::bind(addr).await.map_err(RunError::Metrics)?),
+        None => None,
+    };
+    run_with_metrics(cfg, listener, metrics, shutdown).await
+}
+
+/// [`run`] with the metrics listener given (tests bind port 0); `None`: no metrics endpoint.
+/// `/readyz` answers 200 from when the recovered state is loaded and the gRPC server is
+/// about to accept calls until shutdown begins.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_with_metrics(
+    cfg: CoordinatorConfig,
+    listener: TcpListener,
+    metrics_listener: Option<TcpListener>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RunError> {
     cfg.validate()?;
     std::fs::create_dir_all(&cfg.data_dir).map_err(store::StoreError::Io)?;
-    let resolved = toml::to_string(&cfg).map_err(|e| config::ConfigError(e.to_string()))?;
+    // The tokens are secrets (in Kubernetes they come from a Secret): not written to disk.
+    let mut shown = cfg.clone();
+    for t in [&mut shown.auth.worker_token, &mut shown.auth.trainer_token, &mut shown.auth.admin_token] {
+        *t = "(redacted)".into();
+    }
+    let resolved = toml::to_string(&shown).map_err(|e| config::ConfigError(e.to_string()))?;
     std::fs::write(
         cfg.data_dir.join("coordinator.resolved.toml"),
-        format!("# The coordinator's resolved configuration.\n{resolved}"),
+        format!("# The coordinator's resolved configuration (tokens redacted).\n{resolved}"),
     )
     .map_err(store::StoreError::Io)?;
     let store = Arc::new(Store::open(&cfg.data_dir)?);
@@ -135,7 +164,19 @@ pub async fn run(
         models: Mutex::new(Some(broadcast::channel(16).0)),
         gating: Mutex::new(gating),
         model_lock: tokio::sync::Mutex::new(()),
+        observed: metrics::Observed::default(),
         cfg: cfg.clone(),
+    });
+    // Metrics and health: ready from here until shutdown begins. The server stops when
+    // `metrics_stop` is sent or dropped (an early return).
+    let health = zeroplay_telemetry::Health::new();
+    let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    let metrics_server = metrics_listener.map(|l| {
+        let registry =
+            Arc::new(metrics::registry(shared.stats.clone(), Arc::downgrade(&shared), &shared.observed));
+        tokio::spawn(zeroplay_telemetry::serve(l, registry, health.clone(), async move {
+            let _ = metrics_stopped.await;
+        }))
     });
     let sweeper = {
         let shared = shared.clone();
@@ -172,10 +213,13 @@ pub async fn run(
     // clients a grace period to finish their calls; a client that does not answer cannot
     // hold the coordinator (and its final Parquet write) hostage.
     let (closing_tx, mut closing_rx) = tokio::sync::watch::channel(false);
+    health.set_ready(true);
     let on_shutdown = {
         let shared = shared.clone();
+        let health = health.clone();
         async move {
             shutdown.await;
+            health.set_ready(false);
             shared.models.lock().expect("not poisoned").take();
             let _ = closing_tx.send(true);
         }
@@ -207,6 +251,10 @@ pub async fn run(
     })
     .await
     .ok();
+    let _ = metrics_stop.send(());
+    if let Some(m) = metrics_server {
+        let _ = m.await;
+    }
     served?;
     info!("coordinator stopped");
     Ok(())

@@ -174,7 +174,25 @@ pub fn write_file(
     engine_version: &str,
 ) -> Result<u64, WriteError> {
     let tmp = dir.join(format!("{name}.tmp"));
-    let file = File::create(&tmp)?;
+    // A failed write (a full disk) leaves nothing behind: neither the partial temporary file
+    // nor, if only the directory sync failed, a finished file the manifest will not list.
+    if let Err(e) = write_tmp(&tmp, rows, engine_version) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    let path = dir.join(name);
+    let renamed = std::fs::rename(&tmp, &path).and_then(|()| File::open(dir)?.sync_all());
+    if let Err(e) = renamed {
+        let _ = std::fs::remove_file(&tmp);
+        let _ = std::fs::remove_file(&path);
+        return Err(e.into());
+    }
+    Ok(std::fs::metadata(&path)?.len())
+}
+
+/// Writes the Parquet file `tmp` and syncs it to disk.
+fn write_tmp(tmp: &Path, rows: &[PositionRow], engine_version: &str) -> Result<(), WriteError> {
+    let file = File::create(tmp)?;
     let kinds: BTreeSet<(&str, u32)> = rows.iter().map(|r| (r.game_kind, r.encoding_version)).collect();
     let mut kv = vec![
         KeyValue::new("zeroplay.schema_version".into(), SCHEMA_VERSION.to_string()),
@@ -204,9 +222,5 @@ pub fn write_file(
     }
     let file = writer.into_inner()?;
     file.sync_all()?;
-    drop(file);
-    let path = dir.join(name);
-    std::fs::rename(&tmp, &path)?;
-    File::open(dir)?.sync_all()?;
-    Ok(std::fs::metadata(&path)?.len())
+    Ok(())
 }

@@ -151,6 +151,8 @@ pub struct Shared {
     pub(crate) model_lock: tokio::sync::Mutex<()>,
     /// Gating runs and their evaluation leases.
     pub(crate) gating: Mutex<Gating>,
+    /// Metrics observed by the service (the rest are read from the fields above).
+    pub(crate) observed: crate::metrics::Observed,
 }
 
 /// The tonic service.
@@ -424,7 +426,10 @@ impl Coordinator for CoordinatorService {
         req: Request<pb::SubmitGameRequest>,
     ) -> Result<Response<pb::SubmitGameResponse>, Status> {
         require(&req, &[Role::Worker])?;
-        Ok(Response::new(self.submit(req.into_inner()).await?))
+        let t = Instant::now();
+        let out = self.submit(req.into_inner()).await;
+        self.shared.observed.ack_seconds.observe(t.elapsed().as_secs_f64());
+        Ok(Response::new(out?))
     }
 
     type WatchModelsStream = BoxStream<pb::ModelAnnouncement>;

@@ -11,6 +11,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
 
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde::{Deserialize, Serialize};
@@ -28,6 +30,10 @@ pub enum StoreError {
     /// redb failed.
     #[error("database: {0}")]
     Db(String),
+    /// The database file failed (a full disk, an I/O error). redb then refuses every later
+    /// operation until the database is opened again, which the store does at its next use.
+    #[error("database file: {0}")]
+    Failed(String),
     /// A stored record could not be read.
     #[error("database record: {0}")]
     Corrupt(String),
@@ -36,23 +42,49 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
 }
 
+/// Whether a storage error latched redb's failure state (only reopening clears it).
+fn file_failed(e: &redb::StorageError) -> bool {
+    matches!(
+        e,
+        redb::StorageError::Io(_) | redb::StorageError::PreviousIo | redb::StorageError::DatabaseClosed
+    )
+}
+
+fn itself(e: &redb::StorageError) -> Option<&redb::StorageError> {
+    Some(e)
+}
+
 macro_rules! db_err {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $storage:expr),* $(,)?) => {$(
         impl From<$t> for StoreError {
             fn from(e: $t) -> Self {
-                StoreError::Db(e.to_string())
+                let storage: fn(&$t) -> Option<&redb::StorageError> = $storage;
+                if storage(&e).is_some_and(file_failed) {
+                    StoreError::Failed(e.to_string())
+                } else {
+                    StoreError::Db(e.to_string())
+                }
             }
         }
     )*};
 }
 db_err!(
-    redb::Error,
-    redb::DatabaseError,
-    redb::TransactionError,
-    redb::TableError,
-    redb::StorageError,
-    redb::CommitError
+    redb::DatabaseError => |e| match e { redb::DatabaseError::Storage(s) => Some(s), _ => None },
+    redb::TransactionError => |e| match e { redb::TransactionError::Storage(s) => Some(s), _ => None },
+    redb::TableError => |e| match e { redb::TableError::Storage(s) => Some(s), _ => None },
+    redb::StorageError => itself,
+    redb::CommitError => |e| match e { redb::CommitError::Storage(s) => Some(s), _ => None },
 );
+
+impl From<redb::Error> for StoreError {
+    fn from(e: redb::Error) -> Self {
+        if matches!(e, redb::Error::Io(_) | redb::Error::PreviousIo | redb::Error::DatabaseClosed) {
+            StoreError::Failed(e.to_string())
+        } else {
+            StoreError::Db(e.to_string())
+        }
+    }
+}
 
 /// One Parquet file in the manifest.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -168,8 +200,14 @@ pub struct Counters {
 }
 
 /// The database.
+///
+/// After a file failure (a full disk) redb refuses every operation until the database is
+/// opened again: the store notes the failure and reopens the database at its next use (once
+/// no other thread holds the old handle), so the coordinator recovers when space returns.
 pub struct Store {
-    db: Database,
+    db: RwLock<Option<Arc<Database>>>,
+    failed: AtomicBool,
+    path: PathBuf,
     dir: PathBuf,
 }
 
@@ -178,6 +216,9 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+// Each method's body is a closure called at once (a `try` block): its errors pass through
+// `note`, which watches for file failures.
+#[allow(clippy::redundant_closure_call)]
 impl Store {
     /// Opens (or creates) the database in `run_dir`, and the `games/` directory beside it.
     ///
@@ -196,7 +237,48 @@ impl Store {
             txn.open_table(MODELS)?;
         }
         txn.commit()?;
-        Ok(Store { db, dir: run_dir.join("games") })
+        Ok(Store {
+            db: RwLock::new(Some(Arc::new(db))),
+            failed: AtomicBool::new(false),
+            path: run_dir.join("coordinator.redb"),
+            dir: run_dir.join("games"),
+        })
+    }
+
+    /// The database, reopened first if a file failure was noted.
+    fn db(&self) -> Result<Arc<Database>, StoreError> {
+        if self.failed.load(Ordering::Acquire) {
+            self.reopen()?;
+        }
+        self.db
+            .read()
+            .expect("not poisoned")
+            .clone()
+            .ok_or_else(|| StoreError::Failed("the database is being reopened".into()))
+    }
+
+    fn reopen(&self) -> Result<(), StoreError> {
+        let mut slot = self.db.write().expect("not poisoned");
+        if !self.failed.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        // Our handle goes; the file is free once every other (short-lived) user drops theirs.
+        slot.take();
+        let db = Database::create(&self.path)?;
+        *slot = Some(Arc::new(db));
+        self.failed.store(false, Ordering::Release);
+        tracing::warn!(path = %self.path.display(), "database reopened after a file failure");
+        Ok(())
+    }
+
+    /// Notes a file failure in `r` (the database is reopened at the next use).
+    fn note<T>(&self, r: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(StoreError::Failed(e)) = &r
+            && !self.failed.swap(true, Ordering::AcqRel)
+        {
+            tracing::error!(error = %e, "database file failed; it will be reopened at the next use");
+        }
+        r
     }
 
     /// The directory holding the Parquet files.
@@ -209,14 +291,16 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure.
     pub fn game_ids(&self) -> Result<HashSet<String>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let t = txn.open_table(GAMES)?;
-        let mut out = HashSet::new();
-        for entry in t.iter()? {
-            let (k, _) = entry?;
-            out.insert(k.value().to_string());
-        }
-        Ok(out)
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            let t = txn.open_table(GAMES)?;
+            let mut out = HashSet::new();
+            for entry in t.iter()? {
+                let (k, _) = entry?;
+                out.insert(k.value().to_string());
+            }
+            Ok(out)
+        })())
     }
 
     /// The counters.
@@ -224,14 +308,16 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure.
     pub fn counters(&self) -> Result<Counters, StoreError> {
-        let txn = self.db.begin_read()?;
-        let t = txn.open_table(META)?;
-        let get = |k: &str| -> Result<u64, StoreError> { Ok(t.get(k)?.map_or(0, |v| v.value())) };
-        Ok(Counters {
-            games_stored: get("games_stored")?,
-            positions_stored: get("positions_stored")?,
-            positions_in_parquet: get("positions_in_parquet")?,
-        })
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            let t = txn.open_table(META)?;
+            let get = |k: &str| -> Result<u64, StoreError> { Ok(t.get(k)?.map_or(0, |v| v.value())) };
+            Ok(Counters {
+                games_stored: get("games_stored")?,
+                positions_stored: get("positions_stored")?,
+                positions_in_parquet: get("positions_in_parquet")?,
+            })
+        })())
     }
 
     /// Reads a `u64` from the meta table.
@@ -239,9 +325,11 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure.
     pub fn meta(&self, key: &str) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
-        let t = txn.open_table(META)?;
-        Ok(t.get(key)?.map_or(0, |v| v.value()))
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            let t = txn.open_table(META)?;
+            Ok(t.get(key)?.map_or(0, |v| v.value()))
+        })())
     }
 
     /// Stages games durably, in one transaction (group commit), and drops the leases they
@@ -250,37 +338,39 @@ impl Store {
     /// # Errors
     /// [`StoreError`] if the transaction fails; then nothing of it is stored.
     pub fn stage(&self, games: &[StagedGame]) -> Result<Vec<usize>, StoreError> {
-        let txn = self.db.begin_write()?;
-        let mut dups = Vec::new();
-        {
-            let mut staged = txn.open_table(STAGED)?;
-            let mut ids = txn.open_table(GAMES)?;
-            let mut leases = txn.open_table(LEASES)?;
-            let mut meta = txn.open_table(META)?;
-            let mut seq = meta.get("next_seq")?.map_or(1, |v| v.value());
-            let (mut games_n, mut positions_n) = (0u64, 0u64);
-            for (i, g) in games.iter().enumerate() {
-                if ids.get(g.game_id.as_str())?.is_some() {
-                    dups.push(i);
-                    continue;
+        self.note((|| {
+            let txn = self.db()?.begin_write()?;
+            let mut dups = Vec::new();
+            {
+                let mut staged = txn.open_table(STAGED)?;
+                let mut ids = txn.open_table(GAMES)?;
+                let mut leases = txn.open_table(LEASES)?;
+                let mut meta = txn.open_table(META)?;
+                let mut seq = meta.get("next_seq")?.map_or(1, |v| v.value());
+                let (mut games_n, mut positions_n) = (0u64, 0u64);
+                for (i, g) in games.iter().enumerate() {
+                    if ids.get(g.game_id.as_str())?.is_some() {
+                        dups.push(i);
+                        continue;
+                    }
+                    staged.insert(seq, g.record.as_slice())?;
+                    ids.insert(g.game_id.as_str(), seq)?;
+                    if g.lease_id != 0 {
+                        leases.remove(g.lease_id)?;
+                    }
+                    seq += 1;
+                    games_n += 1;
+                    positions_n += g.positions;
                 }
-                staged.insert(seq, g.record.as_slice())?;
-                ids.insert(g.game_id.as_str(), seq)?;
-                if g.lease_id != 0 {
-                    leases.remove(g.lease_id)?;
-                }
-                seq += 1;
-                games_n += 1;
-                positions_n += g.positions;
+                meta.insert("next_seq", seq)?;
+                let gs = meta.get("games_stored")?.map_or(0, |v| v.value());
+                meta.insert("games_stored", gs + games_n)?;
+                let ps = meta.get("positions_stored")?.map_or(0, |v| v.value());
+                meta.insert("positions_stored", ps + positions_n)?;
             }
-            meta.insert("next_seq", seq)?;
-            let gs = meta.get("games_stored")?.map_or(0, |v| v.value());
-            meta.insert("games_stored", gs + games_n)?;
-            let ps = meta.get("positions_stored")?.map_or(0, |v| v.value());
-            meta.insert("positions_stored", ps + positions_n)?;
-        }
-        txn.commit()?;
-        Ok(dups)
+            txn.commit()?;
+            Ok(dups)
+        })())
     }
 
     /// Staged games with sequence numbers, oldest first, at most `limit`.
@@ -288,14 +378,16 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure.
     pub fn staged(&self, limit: usize) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let t = txn.open_table(STAGED)?;
-        let mut out = Vec::new();
-        for entry in t.iter()?.take(limit) {
-            let (k, v) = entry?;
-            out.push((k.value(), v.value().to_vec()));
-        }
-        Ok(out)
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            let t = txn.open_table(STAGED)?;
+            let mut out = Vec::new();
+            for entry in t.iter()?.take(limit) {
+                let (k, v) = entry?;
+                out.push((k.value(), v.value().to_vec()));
+            }
+            Ok(out)
+        })())
     }
 
     /// Number of staged games.
@@ -303,8 +395,10 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure.
     pub fn staged_count(&self) -> Result<u64, StoreError> {
-        let txn = self.db.begin_read()?;
-        Ok(txn.open_table(STAGED)?.len()?)
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            Ok(txn.open_table(STAGED)?.len()?)
+        })())
     }
 
     /// Lists `file` in the manifest and removes the staged games it covers, atomically.
@@ -313,21 +407,23 @@ impl Store {
     /// [`StoreError`] if the transaction fails (the file is then an orphan, removed at the
     /// next recovery).
     pub fn finish_compaction(&self, seqs: &[u64], file: &FileEntry) -> Result<(), StoreError> {
-        let txn = self.db.begin_write()?;
-        {
-            let mut staged = txn.open_table(STAGED)?;
-            for s in seqs {
-                staged.remove(*s)?;
+        self.note((|| {
+            let txn = self.db()?.begin_write()?;
+            {
+                let mut staged = txn.open_table(STAGED)?;
+                for s in seqs {
+                    staged.remove(*s)?;
+                }
+                let mut files = txn.open_table(FILES)?;
+                let json = serde_json::to_vec(file).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                files.insert(file.name.as_str(), json.as_slice())?;
+                let mut meta = txn.open_table(META)?;
+                let p = meta.get("positions_in_parquet")?.map_or(0, |v| v.value());
+                meta.insert("positions_in_parquet", p + file.rows)?;
             }
-            let mut files = txn.open_table(FILES)?;
-            let json = serde_json::to_vec(file).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            files.insert(file.name.as_str(), json.as_slice())?;
-            let mut meta = txn.open_table(META)?;
-            let p = meta.get("positions_in_parquet")?.map_or(0, |v| v.value());
-            meta.insert("positions_in_parquet", p + file.rows)?;
-        }
-        txn.commit()?;
-        Ok(())
+            txn.commit()?;
+            Ok(())
+        })())
     }
 
     /// The manifest: every finished Parquet file.
@@ -335,14 +431,16 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure or an unreadable entry.
     pub fn files(&self) -> Result<Vec<FileEntry>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let t = txn.open_table(FILES)?;
-        let mut out = Vec::new();
-        for entry in t.iter()? {
-            let (_, v) = entry?;
-            out.push(serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?);
-        }
-        Ok(out)
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            let t = txn.open_table(FILES)?;
+            let mut out = Vec::new();
+            for entry in t.iter()? {
+                let (_, v) = entry?;
+                out.push(serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+            }
+            Ok(out)
+        })())
     }
 
     /// Removes temporary files and Parquet files the manifest does not list (left by a crash
@@ -375,22 +473,24 @@ impl Store {
         next_id: u64,
         drawn: u64,
     ) -> Result<(), StoreError> {
-        let txn = self.db.begin_write()?;
-        {
-            let mut t = txn.open_table(LEASES)?;
-            for id in drop_ids {
-                t.remove(*id)?;
+        self.note((|| {
+            let txn = self.db()?.begin_write()?;
+            {
+                let mut t = txn.open_table(LEASES)?;
+                for id in drop_ids {
+                    t.remove(*id)?;
+                }
+                for (id, row) in leases {
+                    let json = serde_json::to_vec(row).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                    t.insert(*id, json.as_slice())?;
+                }
+                let mut meta = txn.open_table(META)?;
+                meta.insert("next_lease_id", next_id)?;
+                meta.insert("leases_drawn", drawn)?;
             }
-            for (id, row) in leases {
-                let json = serde_json::to_vec(row).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                t.insert(*id, json.as_slice())?;
-            }
-            let mut meta = txn.open_table(META)?;
-            meta.insert("next_lease_id", next_id)?;
-            meta.insert("leases_drawn", drawn)?;
-        }
-        txn.commit()?;
-        Ok(())
+            txn.commit()?;
+            Ok(())
+        })())
     }
 
     /// Every stored lease.
@@ -398,17 +498,19 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure or an unreadable entry.
     pub fn leases(&self) -> Result<Vec<(u64, LeaseRow)>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let t = txn.open_table(LEASES)?;
-        let mut out = Vec::new();
-        for entry in t.iter()? {
-            let (k, v) = entry?;
-            out.push((
-                k.value(),
-                serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
-            ));
-        }
-        Ok(out)
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            let t = txn.open_table(LEASES)?;
+            let mut out = Vec::new();
+            for entry in t.iter()? {
+                let (k, v) = entry?;
+                out.push((
+                    k.value(),
+                    serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                ));
+            }
+            Ok(out)
+        })())
     }
 
     /// Records a published model (its file already in place).
@@ -416,13 +518,15 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure.
     pub fn put_model(&self, m: &ModelEntry) -> Result<(), StoreError> {
-        let txn = self.db.begin_write()?;
-        {
-            let json = serde_json::to_vec(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-            txn.open_table(MODELS)?.insert(m.version, json.as_slice())?;
-        }
-        txn.commit()?;
-        Ok(())
+        self.note((|| {
+            let txn = self.db()?.begin_write()?;
+            {
+                let json = serde_json::to_vec(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+                txn.open_table(MODELS)?.insert(m.version, json.as_slice())?;
+            }
+            txn.commit()?;
+            Ok(())
+        })())
     }
 
     /// Every published model, oldest first.
@@ -430,14 +534,16 @@ impl Store {
     /// # Errors
     /// [`StoreError`] on a database failure or an unreadable entry.
     pub fn models(&self) -> Result<Vec<ModelEntry>, StoreError> {
-        let txn = self.db.begin_read()?;
-        let t = txn.open_table(MODELS)?;
-        let mut out = Vec::new();
-        for entry in t.iter()? {
-            let (_, v) = entry?;
-            out.push(serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?);
-        }
-        Ok(out)
+        self.note((|| {
+            let txn = self.db()?.begin_read()?;
+            let t = txn.open_table(MODELS)?;
+            let mut out = Vec::new();
+            for entry in t.iter()? {
+                let (_, v) = entry?;
+                out.push(serde_json::from_slice(v.value()).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+            }
+            Ok(out)
+        })())
     }
 
     /// A new manifest entry for a file written now.

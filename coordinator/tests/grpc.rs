@@ -813,3 +813,107 @@ async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
     }
     run.shutdown().await;
 }
+
+/// Scrapes `path` on a metrics endpoint (blocking, off the runtime's threads).
+async fn scrape(addr: std::net::SocketAddr, path: &'static str) -> (u16, String) {
+    tokio::task::spawn_blocking(move || zeroplay_telemetry::http_get(addr, path)).await.unwrap().unwrap()
+}
+
+fn value(text: &str, series: &str) -> f64 {
+    zeroplay_telemetry::sample(text, series).unwrap_or_else(|| panic!("no {series} in\n{text}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_health_follow_the_coordinator_and_a_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let metrics = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let maddr = metrics.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(zeroplay_coordinator::run_with_metrics(
+        config(dir.path()),
+        listener,
+        Some(metrics),
+        async {
+            let _ = rx.await;
+        },
+    ));
+    let run = Running { addr, stop: Some(tx), task };
+    // Ready once the state is recovered and gRPC serves.
+    let mut ready = false;
+    for _ in 0..100 {
+        if scrape(maddr, "/readyz").await.0 == 200 {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(ready, "coordinator never became ready");
+    assert_eq!(scrape(maddr, "/healthz").await.0, 200);
+
+    // A worker with its own metrics endpoint (a port picked free, then given to it).
+    let wport = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (wstop, rx) = oneshot::channel::<()>();
+    let worker = tokio::spawn(zeroplay_worker::run(
+        WorkerConfig {
+            coordinator: format!("http://{addr}"),
+            token: WORKER.into(),
+            slots: 2,
+            spool_dir: dir.path().join("spool"),
+            metrics_listen: Some(wport.to_string()),
+            ..WorkerConfig::default()
+        },
+        async {
+            let _ = rx.await;
+        },
+    ));
+    let mut w = connect(addr, WORKER);
+    let mut worker_text = String::new();
+    for _ in 0..600 {
+        let (code, text) = scrape(wport, "/metrics").await;
+        if code == 200
+            && zeroplay_telemetry::sample(&text, "zeroplay_worker_games_acknowledged_total").unwrap_or(0.0)
+                >= 3.0
+        {
+            worker_text = text;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!worker_text.is_empty(), "the worker's metrics never showed 3 acknowledged games");
+    assert_eq!(scrape(wport, "/readyz").await.0, 200, "a registered worker is ready");
+    assert!(value(&worker_text, "zeroplay_worker_games_played_total") >= 3.0);
+    assert!(value(&worker_text, "zeroplay_worker_positions_played_total") >= 3.0 * 10.0);
+    assert_eq!(value(&worker_text, "zeroplay_worker_model_version{game=\"battlenumber\"}"), 0.0);
+    wstop.send(()).unwrap();
+    let report = worker.await.unwrap().unwrap();
+    assert!(
+        tokio::task::spawn_blocking(move || zeroplay_telemetry::http_get(wport, "/healthz"))
+            .await
+            .unwrap()
+            .is_err(),
+        "the worker's endpoint closes when it stops"
+    );
+
+    // The coordinator's counters agree with its Status RPC and with what the worker saw.
+    let s = status(&mut w).await;
+    let (code, text) = scrape(maddr, "/metrics").await;
+    assert_eq!(code, 200);
+    assert_eq!(value(&text, "zeroplay_coordinator_games_stored_total"), s.games_stored as f64);
+    assert_eq!(s.games_stored, report.games_submitted);
+    assert_eq!(value(&text, "zeroplay_coordinator_positions_stored_total"), s.positions_stored as f64);
+    assert!(value(&text, "zeroplay_coordinator_submit_seconds_count") >= s.games_stored as f64);
+    assert_eq!(value(&text, "zeroplay_coordinator_games_rejected_invalid_total"), 0.0);
+    assert_eq!(value(&text, "zeroplay_coordinator_leases_active"), 0.0, "the worker handed its leases back");
+    assert_eq!(value(&text, "zeroplay_coordinator_workers_alive"), 1.0);
+    assert!(value(&text, "zeroplay_coordinator_leases_drawn_total") >= s.games_stored as f64);
+    run.shutdown().await;
+    assert!(
+        tokio::task::spawn_blocking(move || zeroplay_telemetry::http_get(maddr, "/healthz"))
+            .await
+            .unwrap()
+            .is_err(),
+        "the coordinator's endpoint closes when it stops"
+    );
+}

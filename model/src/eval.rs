@@ -275,12 +275,22 @@ impl Batcher {
     /// The handle returned counts as one client; give each game its own clone. A batch runs
     /// at once when every client other than the original handle has a request waiting.
     pub fn start(max_batch: usize, max_wait: Duration) -> Batcher {
+        Batcher::start_observed(max_batch, max_wait, |_| {})
+    }
+
+    /// [`Batcher::start`], calling `on_batch` with the number of positions of every forward
+    /// pass (on the inference thread, so it must be quick: a metrics histogram, a counter).
+    pub fn start_observed(
+        max_batch: usize,
+        max_wait: Duration,
+        on_batch: impl Fn(usize) + Send + 'static,
+    ) -> Batcher {
         let (tx, rx) = mpsc::channel::<Request>();
         let clients = Arc::new(AtomicUsize::new(1));
         let c = clients.clone();
         std::thread::Builder::new()
             .name("inference".into())
-            .spawn(move || batch_loop(rx, max_batch.max(1), max_wait, &c))
+            .spawn(move || batch_loop(rx, max_batch.max(1), max_wait, &c, &on_batch))
             .expect("spawn inference thread");
         Batcher { tx, clients }
     }
@@ -296,7 +306,13 @@ impl Batcher {
     }
 }
 
-fn batch_loop(rx: Receiver<Request>, max_batch: usize, max_wait: Duration, clients: &AtomicUsize) {
+fn batch_loop(
+    rx: Receiver<Request>,
+    max_batch: usize,
+    max_wait: Duration,
+    clients: &AtomicUsize,
+    on_batch: &dyn Fn(usize),
+) {
     while let Ok(first) = rx.recv() {
         let deadline = Instant::now() + max_wait;
         let mut pending = vec![first];
@@ -325,6 +341,7 @@ fn batch_loop(rx: Receiver<Request>, max_batch: usize, max_wait: Duration, clien
                 features.extend_from_slice(&r.features);
             }
             let out = model.model.infer(&features, n);
+            on_batch(n);
             let p = model.model.meta.policy_len;
             let mut at = 0;
             for r in same {

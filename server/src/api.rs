@@ -12,6 +12,7 @@
 //! | `POST /api/games/{id}/ai?ms=N` | the AI plays the current turn; server-sent events: `progress` (sims, nodes, depth, elapsed, best, value), then `done` (its clicks and the new state) |
 //! | `GET /api/games/{id}/board.svg` | the board as an SVG download |
 //! | `GET /api/replay/{token}?at=K` | a replay token's game: options, seed, clicks, and the state after K clicks |
+//! | `GET /metrics`, `/healthz`, `/readyz` | Prometheus metrics (`zeroplay_serve_*`), liveness, readiness |
 //!
 //! Errors are JSON `{error, status}`: 400 malformed, 404 no such game, 409 not now (AI
 //! thinking, game over, nothing to undo), 413 body too large, 422 a click the rules refuse,
@@ -41,9 +42,13 @@ use tokio_stream::StreamExt as _;
 use crate::table::{GameKind, Served, Session, Table, state_view};
 use crate::{ApiError, AppState, Held, assets, replay};
 
-/// The router over `state`.
+/// The router over `state`, with the metrics and health endpoints of [`crate::metrics`].
 pub fn router(state: Arc<AppState>) -> Router {
     let limit = state.cfg.max_body_bytes;
+    let health = zeroplay_telemetry::Health::new();
+    // The play server is ready as soon as it answers: it has no state to recover.
+    health.set_ready(true);
+    let telemetry = zeroplay_telemetry::router(Arc::new(crate::metrics::registry(state.clone())), health);
     Router::new()
         .route("/", get(index))
         .route("/replay/{token}", get(index))
@@ -64,6 +69,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/games/{id}/ai", post(ai))
         .route("/api/games/{id}/board.svg", get(svg))
         .route("/api/replay/{token}", get(replay_info))
+        .merge(telemetry)
         .fallback(|| async { ApiError::NotFound("no such page".into()) })
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)
@@ -272,6 +278,7 @@ async fn create(
             )));
         }
         let id = state.next_id.fetch_add(1, Ordering::Relaxed);
+        state.games_created.fetch_add(1, Ordering::Relaxed);
         games.insert(id, held.clone());
         id
     };

@@ -2,8 +2,7 @@
 //! per connection (`Connection: close`), chunked bodies decoded, server-sent events split.
 //! Not for production use; browsers and `curl` are the real clients.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -56,7 +55,7 @@ impl Response {
     }
 }
 
-/// Sends one request to `addr`.
+/// Sends one request to `addr` ([`zeroplay_telemetry::request`], 120 s read timeout).
 ///
 /// # Errors
 /// Connection or I/O errors, or a response that is not HTTP.
@@ -67,26 +66,9 @@ pub fn request(
     body: Option<&[u8]>,
     ctype: &str,
 ) -> std::io::Result<Response> {
-    let mut s = TcpStream::connect(addr)?;
-    s.set_read_timeout(Some(Duration::from_secs(120)))?;
-    let body = body.unwrap_or(b"");
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes())?;
-    s.write_all(body)?;
-    let mut out = Vec::new();
-    s.read_to_end(&mut out)?;
-    let bad = |m: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, m.to_string());
-    let split = out.windows(4).position(|w| w == b"\r\n\r\n").ok_or_else(|| bad("no response head"))?;
-    let head = String::from_utf8_lossy(&out[..split]).to_string();
-    let status = head.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| bad("no status"))?;
-    let mut rest = out[split + 4..].to_vec();
-    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        rest = dechunk(&rest).ok_or_else(|| bad("bad chunked body"))?;
-    }
-    Ok(Response { status, head, body: rest })
+    let (status, head, body) =
+        zeroplay_telemetry::request(addr, method, path, body, ctype, Duration::from_secs(120))?;
+    Ok(Response { status, head, body })
 }
 
 /// Sends JSON (or nothing) and returns the response.
@@ -96,17 +78,4 @@ pub fn request(
 pub fn json(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<Response> {
     let b = body.map(|v| v.to_string().into_bytes());
     request(addr, method, path, b.as_deref(), "application/json")
-}
-
-fn dechunk(mut b: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let eol = b.windows(2).position(|w| w == b"\r\n")?;
-        let n = usize::from_str_radix(std::str::from_utf8(&b[..eol]).ok()?.trim(), 16).ok()?;
-        if n == 0 {
-            return Some(out);
-        }
-        out.extend_from_slice(b.get(eol + 2..eol + 2 + n)?);
-        b = b.get(eol + 2 + n + 2..)?;
-    }
 }

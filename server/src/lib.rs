@@ -35,6 +35,7 @@ use tracing::{info, warn};
 pub mod api;
 mod assets;
 pub mod client;
+pub mod metrics;
 pub mod replay;
 pub mod table;
 
@@ -197,6 +198,8 @@ pub struct AppState {
     pub(crate) cfg: ServeConfig,
     pub(crate) games: Mutex<HashMap<u64, Arc<Held>>>,
     pub(crate) next_id: AtomicU64,
+    /// Games created since start (ids are random, so not `next_id`).
+    pub(crate) games_created: AtomicU64,
     pub(crate) models: Arc<ModelSlot>,
     pub(crate) ai_bn: AiFactory<BattleNumber>,
     pub(crate) ai_tg: AiFactory<TriGolden>,
@@ -246,6 +249,7 @@ impl AppState {
             cfg,
             games: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(rand::random::<u32>() as u64 + 1),
+            games_created: AtomicU64::new(0),
             models,
             ai_bn,
             ai_tg,

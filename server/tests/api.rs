@@ -156,6 +156,19 @@ fn a_battle_number_game_against_the_ai_with_undo_redo_and_replay() {
     let info = s.ok("GET", "/api/info", None);
     assert_eq!(info["ai"]["turns"], 1);
     assert_eq!(info["games_held"], 2);
+    // The same counts for Prometheus, and the health endpoints.
+    let (st, head, m) = s.raw("GET", "/metrics", None, "text/plain");
+    assert_eq!(st, 200);
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    let m = String::from_utf8(m).unwrap();
+    let sample = |k: &str| zeroplay_telemetry::sample(&m, k).unwrap_or_else(|| panic!("no {k} in\n{m}"));
+    assert_eq!(sample("zeroplay_serve_ai_turns_total"), 1.0);
+    assert_eq!(sample("zeroplay_serve_games_held"), 2.0);
+    assert_eq!(sample("zeroplay_serve_games_created_total"), 2.0);
+    assert_eq!(sample("zeroplay_serve_ai_simulations_total"), info["ai"]["simulations"].as_f64().unwrap());
+    assert_eq!(sample("zeroplay_serve_model_version{game=\"battlenumber\"}"), 0.0);
+    assert_eq!(s.raw("GET", "/healthz", None, "text/plain").0, 200);
+    assert_eq!(s.raw("GET", "/readyz", None, "text/plain").0, 200);
     assert_eq!(s.call("DELETE", &format!("/api/games/{id}"), None).0, 204);
     assert_eq!(s.call("GET", &format!("/api/games/{id}"), None).0, 404);
 }

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test crate uses some of these helpers
 
+pub mod cluster;
+
 use std::path::{Path, PathBuf};
 
 /// How to install what a test is missing.
@@ -50,4 +52,13 @@ pub fn browser() -> (PathBuf, PathBuf) {
         .unwrap_or_else(|| "/usr/bin/chromium".into());
     assert!(chromium.exists(), "no Chromium at {}; {SETUP}", chromium.display());
     (modules, chromium)
+}
+
+/// A command-line tool installed in the test venv's `bin/` (kubectl, kubernetes-validate,
+/// check-jsonschema, hadolint). Panics (the test fails) with how to install it.
+pub fn venv_tool(name: &str) -> PathBuf {
+    let python = python();
+    let p = python.parent().expect("the venv's bin directory").join(name);
+    assert!(p.exists(), "{name} is not installed at {}; {SETUP}", p.display());
+    p
 }

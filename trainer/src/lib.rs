@@ -9,12 +9,14 @@
 //! - [`gate`]: candidate-vs-best matches with a threshold or SPRT rule, and Elo.
 //! - [`pipeline`]: rounds of train → export → gate → publish, with the rating history and
 //!   its plot ([`plot`]) in the run directory.
+//! - [`metrics`]: Prometheus metrics of the rounds.
 //!
 //! The backend is chosen only at the entry point: [`device`] maps a name to a burn device
 //! (`cpu` always; `cuda` and `wgpu` with the cargo features of the same names).
 
 pub mod data;
 pub mod gate;
+pub mod metrics;
 pub mod pipeline;
 pub mod plot;
 pub mod train;

@@ -22,6 +22,7 @@ use tracing::{info, warn};
 
 use crate::data::Window;
 use crate::gate::{GateResult, GateSettings, Opponent, gate};
+use crate::metrics::TrainerMetrics;
 use crate::train::{Losses, TrainSettings, Trainer};
 
 /// The trainer's configuration (`configs/train.toml`).
@@ -252,6 +253,20 @@ pub fn run<G: Features>(
     gatekeeper: &mut dyn Gatekeeper,
     stop: &AtomicBool,
 ) -> Result<Vec<RatingEntry>, String> {
+    run_observed::<G>(cfg, device, gatekeeper, stop, &TrainerMetrics::default())
+}
+
+/// [`run`], updating `metrics` after every round.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_observed<G: Features>(
+    cfg: &PipelineConfig,
+    device: &Device,
+    gatekeeper: &mut dyn Gatekeeper,
+    stop: &AtomicBool,
+    metrics: &TrainerMetrics,
+) -> Result<Vec<RatingEntry>, String> {
     cfg.validate()?;
     let models = cfg.run_dir.join("models");
     std::fs::create_dir_all(&models).map_err(|e| format!("{}: {e}", models.display()))?;
@@ -275,6 +290,7 @@ pub fn run<G: Features>(
                     }
                 }
                 info!(round, elo, "resuming from the best model of this run");
+                metrics.best_version.set(version as i64);
                 best = Some((Arc::new(m), elo, round, version));
             }
             Err(e) => warn!(error = %e, "ignoring an unreadable best model"),
@@ -318,6 +334,12 @@ pub fn run<G: Features>(
         let sps =
             (cfg.steps_per_round as f64 * cfg.train.batch_size.min(train.len()) as f64) / secs.max(1e-9);
         let vl = trainer.evaluate(&val[..val.len().min(4096)]);
+        metrics.steps.inc_by(cfg.steps_per_round);
+        metrics.samples.inc_by(cfg.steps_per_round * cfg.train.batch_size.min(train.len()) as u64);
+        metrics.train_loss.set(f64::from(mean.total));
+        metrics.validation_loss.set(f64::from(vl.total));
+        metrics.samples_per_second.set(sps);
+        metrics.window_positions.set(window.len() as i64);
         info!(
             round,
             train_loss = mean.total,
@@ -393,7 +415,13 @@ pub fn run<G: Features>(
             version,
             "gated"
         );
+        metrics.rounds.inc();
+        if result.matches > 0 {
+            metrics.last_gate_points.set(result.points / f64::from(result.matches));
+        }
         if entry.promoted {
+            metrics.promoted.inc();
+            metrics.best_version.set(version as i64);
             best = Some((candidate, entry.elo, round, version));
         }
         history.push(entry);

@@ -85,3 +85,39 @@ fn bad_files_are_skipped_and_the_window_keeps_up() {
     small.refresh::<BattleNumber>(dir.path()).unwrap();
     assert_eq!(small.file_count(), 1);
 }
+
+#[test]
+fn the_pipeline_reports_its_rounds_as_prometheus_metrics() {
+    use trainer::metrics::TrainerMetrics;
+    use trainer::pipeline::{LocalGate, PipelineConfig, run_observed};
+    let games = tempfile::tempdir().unwrap();
+    write_games(games.path(), 6, 1);
+    let run = tempfile::tempdir().unwrap();
+    let cfg = PipelineConfig {
+        data_dir: games.path().to_path_buf(),
+        run_dir: run.path().to_path_buf(),
+        min_new_positions: 1,
+        steps_per_round: 4,
+        max_rounds: Some(1),
+        poll_ms: 10,
+        gating: false,
+        train: TrainSettings { net: "tiny".into(), batch_size: 32, ..Default::default() },
+        ..PipelineConfig::default()
+    };
+    let metrics = TrainerMetrics::default();
+    let mut publish = |_: &[u8]| -> Result<u64, String> { Ok(41) };
+    let mut gate = LocalGate::<BattleNumber> { options: Default::default(), publish: &mut publish };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let history = run_observed::<BattleNumber>(&cfg, &model::cpu(), &mut gate, &stop, &metrics).unwrap();
+    assert_eq!(history.len(), 1);
+    let text = zeroplay_telemetry::encode(&metrics.registry());
+    let v = |k: &str| zeroplay_telemetry::sample(&text, k).unwrap_or_else(|| panic!("no {k} in\n{text}"));
+    assert_eq!(v("zeroplay_trainer_rounds_total"), 1.0);
+    assert_eq!(v("zeroplay_trainer_steps_total"), 4.0);
+    assert_eq!(v("zeroplay_trainer_samples_total"), 4.0 * 32.0);
+    assert_eq!(v("zeroplay_trainer_candidates_promoted_total"), 1.0, "gating off promotes");
+    assert_eq!(v("zeroplay_trainer_best_model_version"), 41.0);
+    assert_eq!(v("zeroplay_trainer_train_loss"), f64::from(history[0].train_loss));
+    assert_eq!(v("zeroplay_trainer_window_positions"), history[0].window as f64);
+    assert!(v("zeroplay_trainer_samples_per_second") > 0.0);
+}

@@ -10,6 +10,8 @@
 //! abandons the games in progress, hands their leases back, and tries once more to submit
 //! what is spooled.
 
+mod metrics;
+
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -66,6 +68,9 @@ pub struct WorkerConfig {
     pub inference_wait_us: u64,
     /// Weight of the score-margin term in the network's utility (0: win/loss only).
     pub margin_mix: f32,
+    /// Address (`host:port`) of the HTTP endpoints `/metrics` (Prometheus), `/healthz` and
+    /// `/readyz` (ready once registered with the coordinator); none: not served.
+    pub metrics_listen: Option<String>,
 }
 
 impl Default for WorkerConfig {
@@ -83,6 +88,7 @@ impl Default for WorkerConfig {
             inference_batch: 64,
             inference_wait_us: 200,
             margin_mix: 0.5,
+            metrics_listen: None,
         }
     }
 }
@@ -164,6 +170,8 @@ struct State {
     abandoned: Mutex<Vec<u64>>,
     stop: AtomicBool,
     played: AtomicU64,
+    /// Actions of the games played.
+    moves: AtomicU64,
     submitted: AtomicU64,
     play_nanos: AtomicU64,
     /// The best network of each game kind (hot-swapped by the model watcher).
@@ -544,6 +552,11 @@ impl ModelSlots {
     pub fn slot(&self, kind: &str) -> Option<Arc<ModelSlot>> {
         self.0.iter().find(|(k, _)| k == kind).map(|(_, s)| s.clone())
     }
+
+    /// Every followed kind with its slot.
+    pub fn kinds(&self) -> impl Iterator<Item = (&str, &Arc<ModelSlot>)> {
+        self.0.iter().map(|(k, s)| (k.as_str(), s))
+    }
 }
 
 /// Follows the coordinator's best model of each kind in `models` until `stop()` says so: every
@@ -752,6 +765,12 @@ pub async fn run(
     let slots =
         if cfg.slots == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cfg.slots };
     let mut client = client(&cfg)?;
+    let metrics_listener = match &cfg.metrics_listen {
+        Some(addr) => Some(zeroplay_telemetry::bind(addr).await.map_err(WorkerError::Config)?),
+        None => None,
+    };
+    let batch_sizes = metrics::batch_histogram();
+    let observe = batch_sizes.clone();
     let state = Arc::new(State {
         cfg: cfg.clone(),
         worker_id: RwLock::new(String::new()),
@@ -759,14 +778,29 @@ pub async fn run(
         abandoned: Mutex::new(Vec::new()),
         stop: AtomicBool::new(false),
         played: AtomicU64::new(0),
+        moves: AtomicU64::new(0),
         submitted: AtomicU64::new(0),
         play_nanos: AtomicU64::new(0),
         models: ModelSlots::new(&[BattleNumber::NAME, Banqi::NAME]),
-        batcher: Batcher::start(cfg.inference_batch.max(1), Duration::from_micros(cfg.inference_wait_us)),
+        batcher: Batcher::start_observed(
+            cfg.inference_batch.max(1),
+            Duration::from_micros(cfg.inference_wait_us),
+            move |n| observe.observe(n as f64),
+        ),
         evaluation_models: Mutex::new(HashMap::new()),
         evaluation_matches: AtomicU64::new(0),
     });
     let rt = tokio::runtime::Handle::current();
+    // Metrics and health: alive from here, ready once registered. The server stops when
+    // `metrics_stop` is sent or dropped (any return).
+    let health = zeroplay_telemetry::Health::new();
+    let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
+    let metrics_server = metrics_listener.map(|l| {
+        let registry = Arc::new(metrics::registry(Arc::downgrade(&state), batch_sizes));
+        tokio::spawn(zeroplay_telemetry::serve(l, registry, health.clone(), async move {
+            let _ = metrics_stopped.await;
+        }))
+    });
     tokio::pin!(shutdown);
     let reg = tokio::select! {
         r = register(&mut client, &cfg, slots, &state.stop) => r?,
@@ -774,6 +808,7 @@ pub async fn run(
     };
     *state.worker_id.write().expect("not poisoned") = reg.worker_id.clone();
     info!(worker = %reg.worker_id, slots, coordinator = %cfg.coordinator, "worker registered");
+    health.set_ready(true);
 
     // Submitter: first whatever an earlier run left in the spool, then each new game.
     let (done_tx, mut done_rx) = mpsc::unbounded_channel::<PathBuf>();
@@ -839,6 +874,7 @@ pub async fn run(
                     match result {
                         Ok(Some(game)) => {
                             state.played.fetch_add(1, Ordering::Relaxed);
+                            state.moves.fetch_add(game.moves.len() as u64, Ordering::Relaxed);
                             let req = pb::SubmitGameRequest { worker_id: String::new(), lease_id: lease.lease_id, game: Some(game) };
                             match spool(&state.cfg.spool_dir, &req) {
                                 Ok(path) => {
@@ -975,6 +1011,7 @@ pub async fn run(
         _ = watch => info!("worker reached max_games"),
     }
     state.stop.store(true, Ordering::Relaxed);
+    health.set_ready(false);
     stop_leasing.notify_one();
     let _ = leaser.await;
     // The leaser owned the sender: the slots drain the queue (abandoning) and exit.
@@ -1003,6 +1040,10 @@ pub async fn run(
         cpu_seconds: process_cpu_seconds(),
         evaluation_matches: state.evaluation_matches.load(Ordering::Relaxed),
     };
+    let _ = metrics_stop.send(());
+    if let Some(m) = metrics_server {
+        let _ = m.await;
+    }
     info!(?report, "worker stopped");
     Ok(report)
 }

@@ -1,0 +1,183 @@
+//! The coordinator's Prometheus metrics (served at `/metrics` by [`zeroplay_telemetry`]).
+//!
+//! Counts it already keeps ([`crate::ingest::Stats`], the lease table, the worker table, the
+//! model list) are read at scrape time, so the metrics cannot drift from what the `Status`
+//! RPC reports. The acknowledgement latency is a histogram observed on every `SubmitGame`.
+//!
+//! The registry holds only a [`Weak`] reference to the service's shared state: it must not
+//! keep the ingest channel (and so the writer thread) alive after shutdown.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Weak};
+
+use zeroplay_telemetry::Live;
+use zeroplay_telemetry::prometheus_client::metrics::histogram::Histogram;
+use zeroplay_telemetry::prometheus_client::registry::Registry;
+
+use crate::games::GameKind;
+use crate::ingest::Stats;
+use crate::service::Shared;
+use crate::store::ModelEntry;
+
+/// Metrics the service observes itself.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    /// Seconds from a `SubmitGame` call's arrival to its answer (acknowledged, refused or a
+    /// duplicate), as the coordinator sees it.
+    pub ack_seconds: Histogram,
+}
+
+impl Default for Observed {
+    fn default() -> Self {
+        Observed { ack_seconds: Histogram::new(zeroplay_telemetry::latency_buckets()) }
+    }
+}
+
+/// The coordinator's registry: metric names start with `zeroplay_coordinator_`.
+pub fn registry(stats: Arc<Stats>, shared: Weak<Shared>, observed: &Observed) -> Registry {
+    let mut r = Registry::with_prefix("zeroplay_coordinator");
+    r.register(
+        "submit_seconds",
+        "Seconds from a SubmitGame call to its answer (validation, the group commit and the reply)",
+        observed.ack_seconds.clone(),
+    );
+    let st = |f: fn(&Stats) -> u64| {
+        let stats = stats.clone();
+        move || f(&stats)
+    };
+    let sh = |f: fn(&Shared) -> f64| {
+        let shared = shared.clone();
+        move || shared.upgrade().map_or(0.0, |s| f(&s))
+    };
+    let live = Live::new()
+        .counter(
+            "games_stored",
+            "Games acknowledged and stored",
+            st(|s| s.games_stored.load(Ordering::Relaxed)),
+        )
+        .counter(
+            "positions_stored",
+            "Positions of the stored games",
+            st(|s| s.positions_stored.load(Ordering::Relaxed)),
+        )
+        .counter(
+            "positions_written",
+            "Positions written to finished Parquet files",
+            st(|s| s.positions_in_parquet.load(Ordering::Relaxed)),
+        )
+        .counter("parquet_files", "Parquet files written", st(|s| s.parquet_files.load(Ordering::Relaxed)))
+        .counter(
+            "games_rejected_invalid",
+            "Submissions refused as malformed or illegal",
+            st(|s| s.rejected_invalid.load(Ordering::Relaxed)),
+        )
+        .counter(
+            "games_rejected_duplicate",
+            "Submissions of a game already stored (acknowledged, not stored twice)",
+            st(|s| s.rejected_duplicate.load(Ordering::Relaxed)),
+        )
+        .counter(
+            "games_rejected_oversized",
+            "Submissions refused as too large",
+            st(|s| s.rejected_oversized.load(Ordering::Relaxed)),
+        )
+        .gauge(
+            "positions_staged",
+            "Positions acknowledged but not yet in a Parquet file (the write-ahead log's depth)",
+            st(|s| {
+                s.positions_stored
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(s.positions_in_parquet.load(Ordering::Relaxed))
+            })
+            .into_f64(),
+        )
+        .gauge(
+            "ingest_queue_depth",
+            "Validated submissions waiting for the database writer",
+            sh(|s| (s.ingest.max_capacity() - s.ingest.capacity()) as f64),
+        )
+        .gauge(
+            "leases_active",
+            "Leases held by workers now",
+            sh(|s| s.leases.lock().expect("not poisoned").active() as f64),
+        )
+        .gauge(
+            "leases_queued",
+            "Positions of expired or released leases waiting to be handed out again",
+            sh(|s| s.leases.lock().expect("not poisoned").queued() as f64),
+        )
+        .counter(
+            "leases_drawn",
+            "New start positions drawn over the run's life",
+            move_counter(shared.clone(), |s| s.leases.lock().expect("not poisoned").drawn),
+        )
+        .counter(
+            "leases_expired",
+            "Leases that expired without a heartbeat (since this process started)",
+            move_counter(shared.clone(), |s| s.leases.lock().expect("not poisoned").expired),
+        )
+        .gauge(
+            "workers_alive",
+            "Workers heard from within the lease time-to-live",
+            sh(|s| {
+                let ttl = std::time::Duration::from_millis(s.cfg.leases.ttl_ms);
+                s.workers.lock().expect("not poisoned").values().filter(|t| t.elapsed() < ttl).count() as f64
+            }),
+        )
+        .gauge(
+            "gating_runs",
+            "Candidates being gated now",
+            sh(|s| s.gating.lock().expect("not poisoned").runs() as f64),
+        )
+        .gauge(
+            "evaluation_leases_active",
+            "Gating matches being played by workers now",
+            sh(|s| s.gating.lock().expect("not poisoned").active() as f64),
+        )
+        .labeled_gauge(
+            "best_model_version",
+            "Version of the best model of each game",
+            "game",
+            versions(shared.clone(), ModelEntry::is_best_kind),
+        )
+        .labeled_gauge(
+            "latest_model_version",
+            "Version of the newest published model of each game",
+            "game",
+            versions(shared.clone(), |_| true),
+        );
+    r.register_collector(Box::new(live));
+    r
+}
+
+/// Per game, the version of the newest model that `pick` accepts.
+fn versions(
+    shared: Weak<Shared>,
+    pick: fn(&ModelEntry) -> bool,
+) -> impl Fn() -> Vec<(String, f64)> + Send + Sync + 'static {
+    move || {
+        let Some(s) = shared.upgrade() else { return Vec::new() };
+        let models = s.store.models().unwrap_or_default();
+        GameKind::ALL
+            .iter()
+            .filter_map(|k| {
+                let m = models.iter().rev().find(|m| pick(m) && m.game_kind == k.name())?;
+                Some((k.name().to_string(), m.version as f64))
+            })
+            .collect()
+    }
+}
+
+fn move_counter(shared: Weak<Shared>, f: fn(&Shared) -> u64) -> impl Fn() -> u64 + Send + Sync + 'static {
+    move || shared.upgrade().map_or(0, |s| f(&s))
+}
+
+trait IntoF64 {
+    fn into_f64(self) -> impl Fn() -> f64 + Send + Sync + 'static;
+}
+
+impl<F: Fn() -> u64 + Send + Sync + 'static> IntoF64 for F {
+    fn into_f64(self) -> impl Fn() -> f64 + Send + Sync + 'static {
+        move || self() as f64
+    }
+}
