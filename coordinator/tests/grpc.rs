@@ -871,7 +871,14 @@ async fn metrics_and_health_follow_the_coordinator_and_a_worker() {
     let mut w = connect(addr, WORKER);
     let mut worker_text = String::new();
     for _ in 0..600 {
-        let (code, text) = scrape(wport, "/metrics").await;
+        // The worker binds its endpoint as it starts: refused until then.
+        let got = tokio::task::spawn_blocking(move || zeroplay_telemetry::http_get(wport, "/metrics"))
+            .await
+            .unwrap();
+        let Ok((code, text)) = got else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
         if code == 200
             && zeroplay_telemetry::sample(&text, "zeroplay_worker_games_acknowledged_total").unwrap_or(0.0)
                 >= 3.0

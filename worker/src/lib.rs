@@ -659,9 +659,14 @@ fn spool(dir: &Path, req: &pb::SubmitGameRequest) -> std::io::Result<PathBuf> {
     let id = req.game.as_ref().map_or("unknown", |g| g.game_id.as_str());
     let path = dir.join(format!("{id}.pb"));
     let tmp = dir.join(format!("{id}.pb.tmp"));
-    std::fs::write(&tmp, req.encode_to_vec())?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, &path)?;
+    let written = std::fs::write(&tmp, req.encode_to_vec())
+        .and_then(|()| std::fs::File::open(&tmp)?.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, &path));
+    if let Err(e) = written {
+        // A partial file (a full disk) would only take the room the next try needs.
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     Ok(path)
 }
 
@@ -876,11 +881,30 @@ pub async fn run(
                             state.played.fetch_add(1, Ordering::Relaxed);
                             state.moves.fetch_add(game.moves.len() as u64, Ordering::Relaxed);
                             let req = pb::SubmitGameRequest { worker_id: String::new(), lease_id: lease.lease_id, game: Some(game) };
-                            match spool(&state.cfg.spool_dir, &req) {
-                                Ok(path) => {
-                                    let _ = done_tx.send(path);
+                            // A full disk holds this slot (back-pressure) until the game is
+                            // on disk; only a shutdown gives it up.
+                            let mut warned = false;
+                            loop {
+                                match spool(&state.cfg.spool_dir, &req) {
+                                    Ok(path) => {
+                                        if warned {
+                                            info!(file = %path.display(), "the finished game is spooled after all");
+                                        }
+                                        let _ = done_tx.send(path);
+                                        break;
+                                    }
+                                    Err(e) if state.stop.load(Ordering::Relaxed) => {
+                                        error!(error = %e, "cannot spool a finished game at shutdown; it is lost");
+                                        break;
+                                    }
+                                    Err(e) => {
+                                        if !warned {
+                                            warn!(error = %e, "cannot spool a finished game; retrying every second");
+                                            warned = true;
+                                        }
+                                        std::thread::sleep(Duration::from_secs(1));
+                                    }
                                 }
-                                Err(e) => error!(error = %e, "cannot spool a finished game; it is lost"),
                             }
                             state.active.lock().expect("not poisoned").remove(&lease.lease_id);
                         }
