@@ -167,16 +167,13 @@ pub async fn run_with_metrics(
         observed: metrics::Observed::default(),
         cfg: cfg.clone(),
     });
-    // Metrics and health: ready from here until shutdown begins. The server stops when
-    // `metrics_stop` is sent or dropped (an early return).
+    // Metrics and health: ready from here until shutdown begins. The server stops at the end
+    // (or when its handle is dropped, on an early return).
     let health = zeroplay_telemetry::Health::new();
-    let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
     let metrics_server = metrics_listener.map(|l| {
         let registry =
             Arc::new(metrics::registry(shared.stats.clone(), Arc::downgrade(&shared), &shared.observed));
-        tokio::spawn(zeroplay_telemetry::serve(l, registry, health.clone(), async move {
-            let _ = metrics_stopped.await;
-        }))
+        zeroplay_telemetry::spawn(l, registry, health.clone())
     });
     let sweeper = {
         let shared = shared.clone();
@@ -251,9 +248,8 @@ pub async fn run_with_metrics(
     })
     .await
     .ok();
-    let _ = metrics_stop.send(());
     if let Some(m) = metrics_server {
-        let _ = m.await;
+        m.stop().await;
     }
     served?;
     info!("coordinator stopped");

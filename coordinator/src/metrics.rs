@@ -49,6 +49,10 @@ pub fn registry(stats: Arc<Stats>, shared: Weak<Shared>, observed: &Observed) ->
         let shared = shared.clone();
         move || shared.upgrade().map_or(0.0, |s| f(&s))
     };
+    let sh_count = |f: fn(&Shared) -> u64| {
+        let shared = shared.clone();
+        move || shared.upgrade().map_or(0, |s| f(&s))
+    };
     let live = Live::new()
         .counter(
             "games_stored",
@@ -84,12 +88,12 @@ pub fn registry(stats: Arc<Stats>, shared: Weak<Shared>, observed: &Observed) ->
         .gauge(
             "positions_staged",
             "Positions acknowledged but not yet in a Parquet file (the write-ahead log's depth)",
-            st(|s| {
-                s.positions_stored
+            sh(|s| {
+                let st = &s.stats;
+                st.positions_stored
                     .load(Ordering::Relaxed)
-                    .saturating_sub(s.positions_in_parquet.load(Ordering::Relaxed))
-            })
-            .into_f64(),
+                    .saturating_sub(st.positions_in_parquet.load(Ordering::Relaxed)) as f64
+            }),
         )
         .gauge(
             "ingest_queue_depth",
@@ -109,12 +113,12 @@ pub fn registry(stats: Arc<Stats>, shared: Weak<Shared>, observed: &Observed) ->
         .counter(
             "leases_drawn",
             "New start positions drawn over the run's life",
-            move_counter(shared.clone(), |s| s.leases.lock().expect("not poisoned").drawn),
+            sh_count(|s| s.leases.lock().expect("not poisoned").drawn),
         )
         .counter(
             "leases_expired",
             "Leases that expired without a heartbeat (since this process started)",
-            move_counter(shared.clone(), |s| s.leases.lock().expect("not poisoned").expired),
+            sh_count(|s| s.leases.lock().expect("not poisoned").expired),
         )
         .gauge(
             "workers_alive",
@@ -165,19 +169,5 @@ fn versions(
                 Some((k.name().to_string(), m.version as f64))
             })
             .collect()
-    }
-}
-
-fn move_counter(shared: Weak<Shared>, f: fn(&Shared) -> u64) -> impl Fn() -> u64 + Send + Sync + 'static {
-    move || shared.upgrade().map_or(0, |s| f(&s))
-}
-
-trait IntoF64 {
-    fn into_f64(self) -> impl Fn() -> f64 + Send + Sync + 'static;
-}
-
-impl<F: Fn() -> u64 + Send + Sync + 'static> IntoF64 for F {
-    fn into_f64(self) -> impl Fn() -> f64 + Send + Sync + 'static {
-        move || self() as f64
     }
 }

@@ -14,8 +14,9 @@
 //! a collector that reads them at scrape time. New measurements (latency histograms, model
 //! versions by game) use `prometheus_client`'s own metric types.
 //!
-//! Entry points: [`router`] (to mount in an existing axum app, as the play server does) and
-//! [`serve`] (a standalone listener, as the coordinator, worker and trainer use).
+//! Entry points: [`router`] (to mount in an existing axum app, as the play server does),
+//! [`serve`] (a standalone listener, as the trainer uses) and [`spawn`] (the same on its own
+//! task with a stop handle, as the coordinator and worker use).
 
 use std::fmt;
 use std::future::Future;
@@ -240,6 +241,31 @@ pub async fn serve(
         tracing::info!(%addr, "metrics and health endpoints listening (/metrics, /healthz, /readyz)");
     }
     axum::serve(listener, router::<()>(registry, health)).with_graceful_shutdown(shutdown).await
+}
+
+/// [`serve`] on its own task, until [`Running::stop`] (or until the handle is dropped, as on
+/// an early return).
+pub fn spawn(listener: TcpListener, registry: Arc<Registry>, health: Health) -> Running {
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(serve(listener, registry, health, async move {
+        let _ = stopped.await;
+    }));
+    Running { stop, task }
+}
+
+/// A metrics endpoint started by [`spawn`].
+#[derive(Debug)]
+pub struct Running {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl Running {
+    /// Stops serving (answers in flight finish) and waits until the listener is closed.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
 }
 
 /// Binds `addr` (`host:port`) for [`serve`].

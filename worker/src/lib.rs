@@ -796,15 +796,12 @@ pub async fn run(
         evaluation_matches: AtomicU64::new(0),
     });
     let rt = tokio::runtime::Handle::current();
-    // Metrics and health: alive from here, ready once registered. The server stops when
-    // `metrics_stop` is sent or dropped (any return).
+    // Metrics and health: alive from here, ready once registered. The server stops at the end
+    // (or when its handle is dropped, on any return).
     let health = zeroplay_telemetry::Health::new();
-    let (metrics_stop, metrics_stopped) = tokio::sync::oneshot::channel::<()>();
     let metrics_server = metrics_listener.map(|l| {
         let registry = Arc::new(metrics::registry(Arc::downgrade(&state), batch_sizes));
-        tokio::spawn(zeroplay_telemetry::serve(l, registry, health.clone(), async move {
-            let _ = metrics_stopped.await;
-        }))
+        zeroplay_telemetry::spawn(l, registry, health.clone())
     });
     tokio::pin!(shutdown);
     let reg = tokio::select! {
@@ -1064,9 +1061,8 @@ pub async fn run(
         cpu_seconds: process_cpu_seconds(),
         evaluation_matches: state.evaluation_matches.load(Ordering::Relaxed),
     };
-    let _ = metrics_stop.send(());
     if let Some(m) = metrics_server {
-        let _ = m.await;
+        m.stop().await;
     }
     info!(?report, "worker stopped");
     Ok(report)
