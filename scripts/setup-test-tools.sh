@@ -2,7 +2,8 @@
 # Installs what the test suite needs beyond the Rust toolchain: a Python virtual environment
 # with pyarrow (an independent reader of the coordinator's Parquet files, used by
 # tests/parquet_pyarrow.rs) and safetensors + numpy (an independent reader and forward pass
-# of exported models, tests/model_numpy.rs); the deployment linters (tests/deploy.rs);
+# of exported models, tests/model_numpy.rs); moto's S3 server and boto3 (tests/storage_s3.rs);
+# the deployment linters (tests/deploy.rs);
 # Debian's Chromium and playwright-core (npm) for
 # the web client's browser tests (tests/web_e2e.rs). Idempotent: what is installed is left as it is.
 #
@@ -39,6 +40,13 @@ if ! "$python" -c 'import safetensors.numpy, numpy' >/dev/null 2>&1; then
     echo "setup-test-tools: installing safetensors and numpy into $venv" >&2
     "$python" -m pip install --quiet --disable-pip-version-check 'safetensors>=0.4' 'numpy>=1.24' >&2
     "$python" -c 'import safetensors.numpy, numpy' >&2
+fi
+
+# The object-storage tests (tests/storage_s3.rs): moto's standalone S3-compatible server, and
+# boto3 (which moto brings) as an independent client.
+if [ ! -x "$venv/bin/moto_server" ] || ! "$python" -c 'import boto3' >/dev/null 2>&1; then
+    echo "setup-test-tools: installing moto[server] (an S3-compatible test server) into $venv" >&2
+    "$python" -m pip install --quiet --disable-pip-version-check 'moto[server]==5.2.5' >&2
 fi
 
 # The deployment checks (tests/deploy.rs): kubectl (with kustomize), kubernetes-validate

@@ -184,6 +184,53 @@ pub struct TrainArgs {
     /// /healthz and /readyz over HTTP on this address, e.g. 0.0.0.0:9092.
     #[arg(long)]
     pub metrics_listen: Option<String>,
+    /// Object storage (`--storage-url` and friends).
+    #[command(flatten)]
+    pub storage: StorageArgs,
+}
+
+/// Object storage flags of `zeroplay coordinator` and `zeroplay train` (the `[storage]`
+/// table of their configs, settable from the environment as Kubernetes and compose do).
+#[derive(Debug, Args, Default)]
+pub struct StorageArgs {
+    /// Mirror games and models to S3-compatible object storage: s3://BUCKET/PREFIX
+    /// (overrides [storage] url). Keys come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
+    #[arg(long, env = "ZEROPLAY_STORAGE_URL")]
+    pub storage_url: Option<String>,
+    /// Endpoint of an S3-compatible server, e.g. http://minio:9000 (overrides [storage]
+    /// endpoint; empty: Amazon S3).
+    #[arg(long, env = "ZEROPLAY_STORAGE_ENDPOINT")]
+    pub storage_endpoint: Option<String>,
+    /// Allow a plain-HTTP storage endpoint (trusted networks only).
+    #[arg(long, env = "ZEROPLAY_STORAGE_ALLOW_HTTP")]
+    pub storage_allow_http: bool,
+}
+
+impl StorageArgs {
+    /// Applies the flags to a config's `[storage]` table (creating it for `--storage-url`).
+    ///
+    /// # Errors
+    /// An endpoint or `--storage-allow-http` without a URL to apply it to.
+    pub fn apply(self, storage: &mut Option<zeroplay_storage::StorageConfig>) -> anyhow::Result<()> {
+        if let Some(url) = self.storage_url.filter(|u| !u.is_empty()) {
+            storage.get_or_insert_with(Default::default).url = url;
+        }
+        let given = self.storage_endpoint.as_ref().is_some_and(|e| !e.is_empty()) || self.storage_allow_http;
+        let Some(s) = storage.as_mut() else {
+            anyhow::ensure!(
+                !given,
+                "--storage-endpoint / --storage-allow-http need --storage-url or a [storage] table"
+            );
+            return Ok(());
+        };
+        if let Some(e) = self.storage_endpoint.filter(|e| !e.is_empty()) {
+            s.endpoint = e;
+        }
+        if self.storage_allow_http {
+            s.allow_http = true;
+        }
+        Ok(())
+    }
 }
 
 /// `zeroplay export`.
@@ -221,6 +268,9 @@ pub struct CoordinatorArgs {
     /// The administrators' token (overrides [auth] admin_token).
     #[arg(long, env = "ZEROPLAY_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
+    /// Object storage (`--storage-url` and friends).
+    #[command(flatten)]
+    pub storage: StorageArgs,
 }
 
 /// `zeroplay serve`.

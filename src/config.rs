@@ -212,6 +212,57 @@ mod tests {
             let v = env.lines().find_map(|l| l.strip_prefix(var)).unwrap_or_else(|| panic!("{var} missing"));
             assert!(v.len() >= 16, "{var}{v}");
         }
+        // The object-storage component's Secret, applied as the binaries apply it.
+        let env = std::fs::read_to_string(root.join("../../components/s3/s3.env")).unwrap();
+        let get = |k: &str| env.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).map(str::to_string);
+        let args = crate::cli::StorageArgs {
+            storage_url: get("ZEROPLAY_STORAGE_URL"),
+            storage_endpoint: get("ZEROPLAY_STORAGE_ENDPOINT"),
+            storage_allow_http: get("ZEROPLAY_STORAGE_ALLOW_HTTP").as_deref() == Some("true"),
+        };
+        let mut storage = c.storage.clone();
+        args.apply(&mut storage).unwrap();
+        storage.expect("a [storage] table").validate().unwrap();
+        for k in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"] {
+            assert!(get(k).is_some_and(|v| !v.is_empty()), "{k} missing from s3.env");
+        }
+    }
+
+    #[test]
+    fn storage_flags_need_a_url() {
+        use crate::cli::StorageArgs;
+        let mut none = None;
+        let e = StorageArgs { storage_endpoint: Some("http://x:9000".into()), ..Default::default() }
+            .apply(&mut none)
+            .unwrap_err();
+        assert!(e.to_string().contains("--storage-url"), "{e}");
+        StorageArgs::default().apply(&mut none).unwrap();
+        assert!(none.is_none(), "no flag, no [storage]");
+        let mut some = None;
+        StorageArgs { storage_url: Some("s3://b/p".into()), storage_allow_http: true, ..Default::default() }
+            .apply(&mut some)
+            .unwrap();
+        let s = some.unwrap();
+        assert_eq!((s.url.as_str(), s.allow_http), ("s3://b/p", true));
+    }
+
+    #[test]
+    fn the_commented_storage_examples_parse_and_validate() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        for file in ["coordinator.toml", "train.toml"] {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            let start =
+                text.find("\n# [storage]\n").unwrap_or_else(|| panic!("{file}: no [storage] example"));
+            let table: String = text[start + 1..]
+                .lines()
+                .take_while(|l| l.starts_with('#'))
+                .filter(|l| !l.starts_with("# #"))
+                .map(|l| format!("{}\n", l.trim_start_matches("# ")))
+                .collect();
+            let c: zeroplay_storage::StorageConfig = toml::from_str(table.trim_start_matches("[storage]\n"))
+                .unwrap_or_else(|e| panic!("{file}: {e}\n{table}"));
+            c.validate().unwrap_or_else(|e| panic!("{file}: {e}"));
+        }
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<()> {
     if let Some(m) = args.metrics_listen {
         cfg.metrics_listen = Some(m);
     }
+    args.storage.apply(&mut cfg.storage)?;
     for (token, to) in [
         (args.worker_token, &mut cfg.auth.worker_token),
         (args.trainer_token, &mut cfg.auth.trainer_token),

@@ -129,6 +129,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     if args.rounds.is_some() {
         cfg.max_rounds = args.rounds;
     }
+    args.storage.apply(&mut cfg.storage)?;
     cfg.validate().map_err(anyhow::Error::msg)?;
     let device = trainer::device(&args.device).map_err(anyhow::Error::msg)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().worker_threads(1).build()?;

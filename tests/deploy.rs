@@ -51,11 +51,12 @@ fn kubernetes_overlays_build_and_validate_against_the_schemas() {
     let tmp = tempfile::tempdir().unwrap();
     let gpu = kustomize(&root().join("deploy/k8s/overlays/gpu"), &tmp.path().join("gpu.yaml"));
     let cpu = kustomize(&root().join("deploy/k8s/overlays/cpu"), &tmp.path().join("cpu.yaml"));
-    for name in ["gpu.yaml", "cpu.yaml"] {
+    let s3 = kustomize(&root().join("deploy/k8s/overlays/s3"), &tmp.path().join("s3.yaml"));
+    for name in ["gpu.yaml", "cpu.yaml", "s3.yaml"] {
         let out = validate(&tmp.path().join(name));
         assert!(out.status.success(), "{name}:\n{}", String::from_utf8_lossy(&out.stdout));
     }
-    for (text, what) in [(&gpu, "gpu"), (&cpu, "cpu")] {
+    for (text, what) in [(&gpu, "gpu"), (&cpu, "cpu"), (&s3, "s3")] {
         for kind in
             ["kind: StatefulSet", "kind: Deployment", "kind: Service", "kind: Secret", "kind: ConfigMap"]
         {
@@ -69,6 +70,15 @@ fn kubernetes_overlays_build_and_validate_against_the_schemas() {
     assert!(
         !cpu.contains("nvidia.com/gpu") && cpu.contains("--device=cpu") && !cpu.contains("zeroplay-cuda")
     );
+    // Object storage replaces the shared volume: no ReadWriteMany claim, the bucket's Secret
+    // given to the coordinator and the trainer (whose games are a scratch copy).
+    assert!(gpu.contains("name: zeroplay-games") && gpu.contains("ReadWriteMany"));
+    assert!(
+        !s3.contains("zeroplay-games") && !s3.contains("ReadWriteMany"),
+        "s3 still has the shared volume"
+    );
+    assert!(s3.contains("ZEROPLAY_STORAGE_URL") && s3.contains("emptyDir"));
+    assert_eq!(s3.matches("name: zeroplay-s3\n").count(), 3, "the Secret and two references to it");
 
     // The validator is not a rubber stamp: a misspelt field is refused.
     assert!(cpu.contains("\n  replicas: 2\n"), "the worker Deployment's replicas moved");
@@ -110,7 +120,7 @@ fn the_compose_file_and_the_dockerfile_pass_their_linters() {
 fn every_command_the_deployment_runs_is_accepted_by_the_binary() {
     let tmp = tempfile::tempdir().unwrap();
     let mut rendered = Vec::new();
-    for overlay in ["gpu", "cpu"] {
+    for overlay in ["gpu", "cpu", "s3"] {
         let f = tmp.path().join(format!("{overlay}.yaml"));
         kustomize(&root().join("deploy/k8s/overlays").join(overlay), &f);
         rendered.push(f);

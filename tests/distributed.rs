@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::cluster::{Cluster, WORKER_TOKEN, coordinator_config, count_parquet, free_port, spooled};
+use common::cluster::{Cluster, coordinator_config, count_parquet, free_port, spooled, worker_args};
 
 /// Positions the coordinator draws (`leases.max_leases`): the run's known end.
 const LEASES: u64 = 48;
@@ -33,10 +33,8 @@ fn kill_a_worker_and_restart_the_coordinator_then_count_every_game_once() {
     c.spawn("coordinator-1", &["coordinator", "--config", &config]);
     c.wait_for("the coordinator to answer", long, &["coordinator-1"], |_| true);
     for (name, spool) in [("worker-a", &spool_a), ("worker-b", &spool_b)] {
-        let spool = spool.to_str().unwrap();
-        let args =
-            ["worker", "--coordinator", &url, "--token", WORKER_TOKEN, "--slots", "1", "--spool", spool];
-        c.spawn(name, &[&args[..], &["--name", name]].concat());
+        let args = worker_args(&url, spool, name);
+        c.spawn(name, &args.iter().map(String::as_str).collect::<Vec<_>>());
     }
     let all = ["coordinator-1", "worker-a", "worker-b"];
     c.wait_for("both workers to register", long, &all, |s| s.workers_alive == 2);

@@ -21,9 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::cluster::{
-    Cluster, WORKER_TOKEN, coordinator_config, count_parquet, count_parquet_so_far, free_port, spooled,
-};
+use common::cluster::{Cluster, coordinator_config, count_parquet, count_parquet_so_far, free_port, spooled};
 
 /// Positions the coordinator draws: the run's known end.
 const LEASES: u64 = 300;
@@ -181,23 +179,7 @@ fn cut_kill_restart_and_fill_the_disk_across_hosts_then_count_every_game_once() 
     c.spawn("coordinator-1", &["coordinator", "--config", &config]);
     c.wait_for("the coordinator to answer", long, &["coordinator-1"], |_| true);
     let worker_args = |host: &Host, spool: &Path, name: &str| -> Vec<String> {
-        let url = format!("http://{}:{port}", host.gateway);
-        [
-            "worker",
-            "--coordinator",
-            url.as_str(),
-            "--token",
-            WORKER_TOKEN,
-            "--slots",
-            "1",
-            "--spool",
-            spool.to_str().unwrap(),
-            "--name",
-            name,
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect()
+        common::cluster::worker_args(&format!("http://{}:{port}", host.gateway), spool, name)
     };
     let spawn_worker = |c: &mut Cluster, host: &Host, spool: &Path, name: &str| {
         let args = worker_args(host, spool, name);

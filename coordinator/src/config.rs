@@ -35,6 +35,10 @@ pub struct CoordinatorConfig {
     pub games: BTreeMap<String, GameConfig>,
     /// Rule options of every game (each [decision] of the rules files).
     pub options: GameOptions,
+    /// Optional S3-compatible object storage: finished Parquet files (`games/`) and published
+    /// models (`models/`) are mirrored to the bucket. Local disk stays the working copy.
+    /// Keys come from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, never from this file.
+    pub storage: Option<zeroplay_storage::StorageConfig>,
 }
 
 /// Bearer tokens. Each must be at least 16 characters; the three must differ.
@@ -203,6 +207,7 @@ impl Default for CoordinatorConfig {
             tls: None,
             games,
             options: GameOptions::default(),
+            storage: None,
         }
     }
 }
@@ -249,6 +254,9 @@ impl CoordinatorConfig {
         }
         if self.parquet.rotate_positions == 0 || self.parquet.rotate_seconds == 0 {
             return bad("parquet: rotate_positions and rotate_seconds must be positive".into());
+        }
+        if let Some(s) = &self.storage {
+            s.validate().map_err(|e| ConfigError(e.to_string()))?;
         }
         if self.games.is_empty() {
             return bad("at least one game under [games]".into());

@@ -151,6 +151,24 @@ pub async fn run_with_metrics(
         rotate_after: Duration::from_secs(cfg.parquet.rotate_seconds),
     };
     let compactor = spawn_compactor(store.clone(), stats.clone(), policy, stop.clone());
+    // Object storage: a thread mirrors finished Parquet files and published models to the
+    // bucket; local disk stays the working copy, so the bucket being away costs nothing but
+    // a later upload.
+    let syncer = match &cfg.storage {
+        Some(s) => {
+            let remote =
+                zeroplay_storage::Remote::open(s, zeroplay_storage::Credentials::from_env().as_ref())
+                    .map_err(|e| config::ConfigError(e.to_string()))?;
+            info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models to object storage");
+            let jobs = vec![
+                zeroplay_storage::Job::push(store.games_dir(), "games", &[".parquet"]),
+                zeroplay_storage::Job::push(cfg.data_dir.join("models"), "models", &[]),
+            ];
+            Some(zeroplay_storage::Syncer::spawn(remote, jobs, Duration::from_millis(s.sync_ms)))
+        }
+        None => None,
+    };
+    let storage_stats = syncer.as_ref().map(zeroplay_storage::Syncer::stats);
 
     let shared = Arc::new(Shared {
         sources: Mutex::new(Sources::new(&cfg)?),
@@ -171,8 +189,12 @@ pub async fn run_with_metrics(
     // (or when its handle is dropped, on an early return).
     let health = zeroplay_telemetry::Health::new();
     let metrics_server = metrics_listener.map(|l| {
-        let registry =
-            Arc::new(metrics::registry(shared.stats.clone(), Arc::downgrade(&shared), &shared.observed));
+        let registry = Arc::new(metrics::registry(
+            shared.stats.clone(),
+            Arc::downgrade(&shared),
+            &shared.observed,
+            storage_stats,
+        ));
         zeroplay_telemetry::spawn(l, registry, health.clone())
     });
     let sweeper = {
@@ -245,6 +267,10 @@ pub async fn run_with_metrics(
     tokio::task::spawn_blocking(move || {
         let _ = writer.join();
         let _ = compactor.join();
+        // After the last Parquet file: its upload is the mirror's final pass.
+        if let Some(s) = syncer {
+            s.stop();
+        }
     })
     .await
     .ok();

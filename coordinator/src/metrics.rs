@@ -7,9 +7,10 @@
 //! The registry holds only a [`Weak`] reference to the service's shared state: it must not
 //! keep the ingest channel (and so the writer thread) alive after shutdown.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
+use zeroplay_storage::SyncStats;
 use zeroplay_telemetry::Live;
 use zeroplay_telemetry::prometheus_client::metrics::histogram::Histogram;
 use zeroplay_telemetry::prometheus_client::registry::Registry;
@@ -34,7 +35,12 @@ impl Default for Observed {
 }
 
 /// The coordinator's registry: metric names start with `zeroplay_coordinator_`.
-pub fn registry(stats: Arc<Stats>, shared: Weak<Shared>, observed: &Observed) -> Registry {
+pub fn registry(
+    stats: Arc<Stats>,
+    shared: Weak<Shared>,
+    observed: &Observed,
+    storage: Option<Arc<SyncStats>>,
+) -> Registry {
     let mut r = Registry::with_prefix("zeroplay_coordinator");
     r.register(
         "submit_seconds",
@@ -53,7 +59,7 @@ pub fn registry(stats: Arc<Stats>, shared: Weak<Shared>, observed: &Observed) ->
         let shared = shared.clone();
         move || shared.upgrade().map_or(0, |s| f(&s))
     };
-    let live = Live::new()
+    let mut live = Live::new()
         .counter(
             "games_stored",
             "Games acknowledged and stored",
@@ -150,6 +156,28 @@ pub fn registry(stats: Arc<Stats>, shared: Weak<Shared>, observed: &Observed) ->
             "game",
             versions(shared.clone(), |_| true),
         );
+    if let Some(s) = storage {
+        let sync = |f: fn(&SyncStats) -> &AtomicU64| {
+            let s = s.clone();
+            move || f(&s).load(Ordering::Relaxed)
+        };
+        live = live
+            .counter(
+                "storage_uploaded_files",
+                "Files uploaded to object storage",
+                sync(|s| &s.uploaded_files),
+            )
+            .counter(
+                "storage_uploaded_bytes",
+                "Bytes uploaded to object storage",
+                sync(|s| &s.uploaded_bytes),
+            )
+            .counter(
+                "storage_failures",
+                "Failed object storage listings and uploads (each retried at the next pass)",
+                sync(|s| &s.failures),
+            );
+    }
     r.register_collector(Box::new(live));
     r
 }

@@ -589,15 +589,10 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1, "ungated: best at once");
     // A candidate that promotes whatever it scores; published before any worker exists.
     let easy = GateSettings { matches: 4, threshold: 0.0, sims: 8, ..GateSettings::default() };
-    let v2 = zeroplay_worker::publish_model(
-        &mut trainer,
-        "battlenumber",
-        FEATURES,
-        &model_file(None),
-        Some(&easy),
-    )
-    .await
-    .unwrap();
+    let v2_bytes = model_file(None);
+    let v2 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", FEATURES, &v2_bytes, Some(&easy))
+        .await
+        .unwrap();
     assert_eq!(v2, 2);
     let st = gate_status(&mut trainer, 2).await;
     assert_eq!(
@@ -644,18 +639,13 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     assert_eq!(ann.version, 2, "the promoted candidate is announced");
     assert_eq!(status(&mut trainer).await.model_version, 2);
 
-    // A candidate that must win every one of 12 matches against an equally untrained network
-    // (about 1 in 4,000 by chance): refused, never announced, never used for self-play.
+    // A candidate that must win all 24 games of 12 side-swapped matches against the very same
+    // weights (v2's bytes again; two different untrained networks are not equal players, and
+    // one beat the other 12-0 once): refused, never announced, never used for self-play.
     let hard = GateSettings { matches: 12, threshold: 1.0, sims: 8, seed: 11, ..GateSettings::default() };
-    let v3 = zeroplay_worker::publish_model(
-        &mut trainer,
-        "battlenumber",
-        FEATURES,
-        &model_file(None),
-        Some(&hard),
-    )
-    .await
-    .unwrap();
+    let v3 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", FEATURES, &v2_bytes, Some(&hard))
+        .await
+        .unwrap();
     let st = decided(&mut trainer, v3).await;
     assert_eq!(st.state, pb::GateState::Rejected as i32, "{st:?}");
     assert_eq!(st.opponent_version, 2, "it played the new best");

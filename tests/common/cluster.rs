@@ -42,6 +42,7 @@ impl Interceptor for Admin {
 pub struct Cluster {
     dir: PathBuf,
     children: Vec<(String, Child)>,
+    env: Vec<(String, String)>,
     rt: tokio::runtime::Runtime,
     client: CoordinatorClient<InterceptedService<Channel, Admin>>,
 }
@@ -65,9 +66,15 @@ impl Cluster {
         Cluster {
             dir: dir.to_path_buf(),
             children: Vec::new(),
+            env: Vec::new(),
             rt,
             client: CoordinatorClient::with_interceptor(channel, Admin(token)),
         }
+    }
+
+    /// Sets an environment variable for every child started from now on.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.push((key.to_string(), value.to_string()));
     }
 
     pub fn log(&self, name: &str, ext: &str) -> PathBuf {
@@ -98,6 +105,7 @@ impl Cluster {
             .env_remove("ZEROPLAY_WORKER_TOKEN")
             .env_remove("ZEROPLAY_TRAINER_TOKEN")
             .env_remove("ZEROPLAY_ADMIN_TOKEN")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(File::create(self.log(name, "out")).unwrap())
             .stderr(File::create(self.log(name, "err")).unwrap())
@@ -194,6 +202,28 @@ impl Drop for Cluster {
             }
         }
     }
+}
+
+/// The arguments of a one-slot worker called `name`, playing for the coordinator at
+/// `coordinator` (a URL) with its spool in `spool`.
+pub fn worker_args(coordinator: &str, spool: &Path, name: &str) -> Vec<String> {
+    let spool = spool.to_str().unwrap();
+    [
+        "worker",
+        "--coordinator",
+        coordinator,
+        "--token",
+        WORKER_TOKEN,
+        "--slots",
+        "1",
+        "--spool",
+        spool,
+        "--name",
+        name,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }
 
 /// A port that was free a moment ago.

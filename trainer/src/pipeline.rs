@@ -51,6 +51,10 @@ pub struct PipelineConfig {
     pub train: TrainSettings,
     /// Gating settings.
     pub gate: GateSettings,
+    /// Optional S3-compatible object storage: the coordinator's `games/` objects are pulled
+    /// into `data_dir`, and the models, ratings and plot are pushed to `trainer/`. Keys come
+    /// from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, never from this file.
+    pub storage: Option<zeroplay_storage::StorageConfig>,
 }
 
 impl Default for PipelineConfig {
@@ -67,6 +71,7 @@ impl Default for PipelineConfig {
             gating: true,
             train: TrainSettings::default(),
             gate: GateSettings::default(),
+            storage: None,
         }
     }
 }
@@ -85,6 +90,9 @@ impl PipelineConfig {
         }
         if self.window_positions == 0 || self.steps_per_round == 0 {
             return Err("window_positions and steps_per_round must be at least 1".into());
+        }
+        if let Some(s) = &self.storage {
+            s.validate().map_err(|e| e.to_string())?;
         }
         self.train.validate()?;
         self.gate.validate()
@@ -274,6 +282,27 @@ pub fn run_observed<G: Features>(
         &cfg.run_dir.join("train.toml"),
         toml::to_string_pretty(cfg).map_err(|e| e.to_string())?.as_bytes(),
     )?;
+    // Object storage: pull the games the coordinator mirrored, push what this run makes.
+    // The mirror runs beside training; it stops (after a last push) when this returns.
+    let _syncer = match &cfg.storage {
+        Some(s) => {
+            let remote =
+                zeroplay_storage::Remote::open(s, zeroplay_storage::Credentials::from_env().as_ref())
+                    .map_err(|e| e.to_string())?;
+            info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models with object storage");
+            let jobs = vec![
+                zeroplay_storage::Job::pull("games", &cfg.data_dir, &[".parquet"]),
+                zeroplay_storage::Job::push(&models, "trainer/models", &[]),
+                zeroplay_storage::Job::push(&cfg.run_dir, "trainer", &[".json", ".svg", ".toml"]),
+            ];
+            Some(StopOnDrop(Some(zeroplay_storage::Syncer::spawn(
+                remote,
+                jobs,
+                Duration::from_millis(s.sync_ms),
+            ))))
+        }
+        None => None,
+    };
     let mut history = load_history(&cfg.run_dir);
     let mut trainer = Trainer::<G>::new(cfg.train.clone(), device)?;
     let mut best: Option<(Arc<Model>, f64, u64, u64)> = None; // model, elo, round, version
@@ -432,6 +461,18 @@ pub fn run_observed<G: Features>(
         write_atomic(&cfg.run_dir.join("ratings.svg"), crate::plot::ratings_svg(&history).as_bytes())?;
     }
     Ok(history)
+}
+
+/// Stops a [`zeroplay_storage::Syncer`] (with its last push) on every way out of the
+/// pipeline, errors included.
+struct StopOnDrop(Option<zeroplay_storage::Syncer>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(s) = self.0.take() {
+            s.stop();
+        }
+    }
 }
 
 /// A one-screen summary of a run's history (for the end of `zeroplay local` / `train`).

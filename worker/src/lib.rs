@@ -670,6 +670,21 @@ fn spool(dir: &Path, req: &pb::SubmitGameRequest) -> std::io::Result<PathBuf> {
     Ok(path)
 }
 
+/// Removes `*.pb.tmp` files: spool writes cut short by a crash (a kill mid-write). Such a
+/// game was never submitted, so its lease expires and its position is played again; the
+/// partial file is of no use and would hold disk space for ever.
+fn remove_partial_spool_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if p.to_str().is_some_and(|s| s.ends_with(".pb.tmp")) {
+            match std::fs::remove_file(&p) {
+                Ok(()) => warn!(file = %p.display(), "removed a spool file an earlier run left half-written"),
+                Err(e) => warn!(file = %p.display(), error = %e, "cannot remove a half-written spool file"),
+            }
+        }
+    }
+}
+
 fn spooled(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -767,6 +782,7 @@ pub async fn run(
         return Err(WorkerError::Config("need 0 < backoff_initial_ms <= backoff_max_ms".into()));
     }
     std::fs::create_dir_all(cfg.spool_dir.join("rejected"))?;
+    remove_partial_spool_files(&cfg.spool_dir);
     let slots =
         if cfg.slots == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cfg.slots };
     let mut client = client(&cfg)?;
@@ -1066,4 +1082,22 @@ pub async fn run(
     }
     info!(?report, "worker stopped");
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_written_spool_files_are_removed_and_finished_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("rejected")).unwrap();
+        for name in ["a.pb", "b.pb.tmp", "rejected/c.pb"] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        remove_partial_spool_files(dir.path());
+        assert!(!dir.path().join("b.pb.tmp").exists());
+        assert!(dir.path().join("a.pb").exists() && dir.path().join("rejected/c.pb").exists());
+        assert_eq!(spooled(dir.path()).unwrap(), vec![dir.path().join("a.pb")]);
+    }
 }
