@@ -295,14 +295,6 @@ impl Remote {
         Ok(out)
     }
 
-    /// Checks that the bucket answers (one listing of the prefix).
-    ///
-    /// # Errors
-    /// As [`Remote::list`].
-    pub async fn check(&self) -> Result<(), StorageError> {
-        self.list("").await.map(|_| ())
-    }
-
     /// Uploads a local file as `dir/name`. Returns its size.
     ///
     /// # Errors
@@ -354,17 +346,6 @@ impl Remote {
             let _ = std::fs::remove_file(&part);
         }
         result
-    }
-
-    /// Reads `dir/name` whole (a model file, a config).
-    ///
-    /// # Errors
-    /// [`StorageError::Request`] if it cannot be fetched.
-    pub async fn read(&self, dir: &str, name: &str) -> Result<Vec<u8>, StorageError> {
-        let key = self.key(dir, Some(name));
-        let req = |source| StorageError::Request { op: "download", key: key.to_string(), source };
-        let bytes = self.store.get(&key).await.map_err(req)?.bytes().await.map_err(req)?;
-        Ok(bytes.to_vec())
     }
 }
 
@@ -535,7 +516,8 @@ pub struct SyncStats {
     pub last_error: Mutex<Option<String>>,
 }
 
-/// A background thread that mirrors its [`Job`]s every `sync_ms`.
+/// A background thread that mirrors its [`Job`]s every `sync_ms`. Dropping it (or
+/// [`Syncer::stop`]) runs a last pass of the push jobs and waits for the thread.
 #[derive(Debug)]
 pub struct Syncer {
     stop: Sender<()>,
@@ -594,8 +576,15 @@ impl Syncer {
         self.stats.clone()
     }
 
-    /// Stops the thread after a last pass of the push jobs, and waits for it.
-    pub fn stop(mut self) {
+    /// Stops the thread after a last pass of the push jobs, and waits for it (as dropping
+    /// the `Syncer` does).
+    pub fn stop(self) {
+        drop(self);
+    }
+}
+
+impl Drop for Syncer {
+    fn drop(&mut self) {
         let _ = self.stop.send(());
         if let Some(t) = self.thread.take() {
             let _ = t.join();

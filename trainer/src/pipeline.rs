@@ -283,7 +283,8 @@ pub fn run_observed<G: Features>(
         toml::to_string_pretty(cfg).map_err(|e| e.to_string())?.as_bytes(),
     )?;
     // Object storage: pull the games the coordinator mirrored, push what this run makes.
-    // The mirror runs beside training; it stops (after a last push) when this returns.
+    // The mirror runs beside training; dropping it when this returns (errors included) makes
+    // a last push and waits for it.
     let _syncer = match &cfg.storage {
         Some(s) => {
             let remote =
@@ -295,11 +296,7 @@ pub fn run_observed<G: Features>(
                 zeroplay_storage::Job::push(&models, "trainer/models", &[]),
                 zeroplay_storage::Job::push(&cfg.run_dir, "trainer", &[".json", ".svg", ".toml"]),
             ];
-            Some(StopOnDrop(Some(zeroplay_storage::Syncer::spawn(
-                remote,
-                jobs,
-                Duration::from_millis(s.sync_ms),
-            ))))
+            Some(zeroplay_storage::Syncer::spawn(remote, jobs, Duration::from_millis(s.sync_ms)))
         }
         None => None,
     };
@@ -461,18 +458,6 @@ pub fn run_observed<G: Features>(
         write_atomic(&cfg.run_dir.join("ratings.svg"), crate::plot::ratings_svg(&history).as_bytes())?;
     }
     Ok(history)
-}
-
-/// Stops a [`zeroplay_storage::Syncer`] (with its last push) on every way out of the
-/// pipeline, errors included.
-struct StopOnDrop(Option<zeroplay_storage::Syncer>);
-
-impl Drop for StopOnDrop {
-    fn drop(&mut self) {
-        if let Some(s) = self.0.take() {
-            s.stop();
-        }
-    }
 }
 
 /// A one-screen summary of a run's history (for the end of `zeroplay local` / `train`).
