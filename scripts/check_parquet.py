@@ -18,6 +18,7 @@ and exits 1. Exit 2: bad usage or pyarrow missing.
 """
 
 import math
+import os
 import re
 import sys
 
@@ -212,4 +213,10 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    # pyarrow's native thread pools can abort the interpreter during its teardown
+    # ("terminate called without an active exception", apache/arrow#34314). Everything
+    # is written by now, so leave without the teardown.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
