@@ -104,8 +104,8 @@ pub fn run(args: ArenaArgs) -> Result<()> {
             run_arena::<Banqi>(&cfg, &Default::default(), &a, &b, true, &crate::netload::loader::<Banqi>)?
         }
         GameName::Trigolden => {
-            let opts = cfg.options.trigolden.engine()?;
-            run_arena::<TriGolden>(&cfg, &opts, &a, &b, true, &no_network::<TriGolden>)?
+            let opts = cfg.options.trigolden.engine().map_err(anyhow::Error::msg)?;
+            run_arena::<TriGolden>(&cfg, &opts, &a, &b, true, &crate::netload::loader::<TriGolden>)?
         }
     };
     print_report(&report);
@@ -122,11 +122,6 @@ fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
     std::fs::write(dir.join("config.toml"), format!("{header}{}", toml::to_string(cfg)?))?;
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(report)?)?;
     Ok(())
-}
-
-/// A network loader for games without a network yet.
-pub fn no_network<G: Game>() -> Box<NetLoader<'static, G>> {
-    Box::new(|_: &str, _: f32| Err(format!("no network agents for {} yet", G::NAME)))
 }
 
 /// Plays the matches of `cfg` for game `G` on `cfg.threads` threads; `loader` makes each

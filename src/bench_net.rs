@@ -114,6 +114,7 @@ pub fn run(a: NetBenchArgs) -> Result<()> {
                     .collect(),
                 q: Some(((i % 7) as f32 - 3.0) / 3.0),
                 game_hash: i as u64,
+                features: None,
             }
         })
         .collect();

@@ -44,41 +44,9 @@ pub struct GameOptions {
     pub trigolden: TrigoldenOptions,
 }
 
-/// TriGolden's [decision] options as configured (`[options.trigolden]`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct TrigoldenOptions {
-    /// Who scores a bracing structure: "bracer" (default), "trigolden" or "same-owner".
-    pub scoring: engine::trigolden::ScoringMode,
-    /// A shape table file (TOML, as `engine/src/trigolden/default_pieces.toml`); none: the
-    /// default A/B/C set.
-    pub pieces: Option<std::path::PathBuf>,
-    /// Rule 6 variant: the bracing contact must be at a point not braced before.
-    pub rule6_new_point: bool,
-}
-
-impl TrigoldenOptions {
-    /// The engine's options, reading and checking the shape table file if one is named.
-    ///
-    /// # Errors
-    /// An unreadable or invalid shape table, naming the file and the problem.
-    pub fn engine(&self) -> anyhow::Result<engine::trigolden::Options> {
-        let shapes = match &self.pieces {
-            Some(p) => {
-                let text = std::fs::read_to_string(p)
-                    .map_err(|e| anyhow::anyhow!("shape table {}: {e}", p.display()))?;
-                engine::trigolden::shapes::ShapeTable::parse(&text)
-                    .map_err(|e| anyhow::anyhow!("shape table {}: {e}", p.display()))?
-            }
-            None => engine::trigolden::shapes::ShapeTable::default_table(),
-        };
-        Ok(engine::trigolden::Options {
-            scoring: self.scoring,
-            shapes: std::sync::Arc::new(shapes),
-            rule6_new_point: self.rule6_new_point,
-        })
-    }
-}
+/// TriGolden's [decision] options as configured (`[options.trigolden]`): the coordinator's
+/// type, so a file's `[options.trigolden]` means the same to every command.
+pub use zeroplay_coordinator::games::TrigoldenOptions;
 
 /// `zeroplay arena` configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

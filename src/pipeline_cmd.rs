@@ -166,14 +166,11 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let game = match args.game {
         crate::cli::GameName::Battlenumber => "battlenumber",
         crate::cli::GameName::Banqi => "banqi",
-        crate::cli::GameName::Trigolden => anyhow::bail!(
-            "self-play of TriGolden is not available yet (its network features and coordinator support are still to come); \
-             try `zeroplay arena --game trigolden` or `zeroplay perft trigolden 2`"
-        ),
+        crate::cli::GameName::Trigolden => "trigolden",
     };
     cfg.games.retain(|k, _| k == game);
     if cfg.games.is_empty() {
-        cfg.games.insert(game.into(), Default::default());
+        cfg.games.insert(game.into(), zeroplay_coordinator::config::GameConfig::default_for(game));
     }
     for g in cfg.games.values_mut() {
         if !args.no_train {
@@ -195,7 +192,10 @@ pub fn local(args: LocalArgs) -> Result<()> {
     cfg.parquet.rotate_seconds = cfg.parquet.rotate_seconds.min(15);
 
     cfg.validate()?;
-    let mut tcfg: trainer::pipeline::PipelineConfig = load(args.train_config.as_deref())?;
+    let mut tcfg = match args.train_config.as_deref() {
+        Some(path) => load::<trainer::pipeline::PipelineConfig>(Some(path))?,
+        None => trainer::pipeline::PipelineConfig::default_for(game),
+    };
     tcfg.game = game.into();
     tcfg.data_dir = cfg.data_dir.join("games");
     tcfg.run_dir = cfg.data_dir.join("trainer");
@@ -258,6 +258,8 @@ pub fn local(args: LocalArgs) -> Result<()> {
             let token = trainer_token.clone();
             Some(if game == "banqi" {
                 spawn_trainer::<engine::banqi::Banqi>(thread, &handle, url, token, tcfg, device, stop)?
+            } else if game == "trigolden" {
+                spawn_trainer::<engine::trigolden::TriGolden>(thread, &handle, url, token, tcfg, device, stop)?
             } else {
                 spawn_trainer::<engine::battlenumber::BattleNumber>(
                     thread, &handle, url, token, tcfg, device, stop,

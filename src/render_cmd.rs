@@ -34,7 +34,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
         ScoringArg::Trigolden => ScoringMode::Trigolden,
         ScoringArg::SameOwner => ScoringMode::SameOwner,
     };
-    let options = TrigoldenOptions { scoring, pieces: args.pieces, rule6_new_point: false }.engine()?;
+    let options = TrigoldenOptions::new(scoring, args.pieces, false).engine().map_err(anyhow::Error::msg)?;
     let text =
         std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let g = replay(&text, &options).with_context(|| format!("{}", args.file.display()))?;

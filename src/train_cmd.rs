@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use engine::banqi::Banqi;
+use engine::trigolden::TriGolden;
 use engine::battlenumber::BattleNumber;
 use engine::{Features, Game};
 use trainer::gate::GateResult;
@@ -157,6 +158,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     let (h, c, t) = (rt.handle(), args.coordinator, args.token);
     let history = match cfg.game.as_str() {
         "banqi" => train_game::<Banqi>(&cfg, &device, h, c, t, &stop, &metrics)?,
+        "trigolden" => train_game::<TriGolden>(&cfg, &device, h, c, t, &stop, &metrics)?,
         _ => train_game::<BattleNumber>(&cfg, &device, h, c, t, &stop, &metrics)?,
     };
     println!("{}", summary(&history));
@@ -189,6 +191,7 @@ pub fn export(args: ExportArgs) -> Result<()> {
     match meta.game.as_str() {
         g if g == BattleNumber::NAME => drop(model::load::<BattleNumber>(&bytes, &model::cpu())?),
         g if g == Banqi::NAME => drop(model::load::<Banqi>(&bytes, &model::cpu())?),
+        g if g == TriGolden::NAME => drop(model::load::<TriGolden>(&bytes, &model::cpu())?),
         other => bail!("no exporter for game {other:?}"),
     }
     export_files(&bytes, &meta, &args.out)?;
@@ -225,7 +228,11 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
         "tensors": tensors,
     });
     std::fs::write(out.join("model.json"), serde_json::to_string_pretty(&doc)?)?;
-    let mut md = String::from(if meta.game == Banqi::NAME { BANQI_MD } else { MODEL_MD });
+    let mut md = String::from(match meta.game.as_str() {
+        g if g == Banqi::NAME => BANQI_MD,
+        g if g == TriGolden::NAME => TRIGOLDEN_MD,
+        _ => MODEL_MD,
+    });
     md.push_str("\n## Tensors in this file\n\n| name | dtype | shape |\n|---|---|---|\n");
     for t in doc["tensors"].as_array().into_iter().flatten() {
         md.push_str(&format!(
@@ -273,6 +280,25 @@ with `relu` and `W` stored `[in, out]` (multiply as `x · W + b`):
 
 Policy index: a move or capture from square `f` to `t` (square = row · 8 + column, a0 = 0) →
 `32·f + t`; a flip of square `s` → `33·s`. Mask to the legal moves, then softmax.
+
+Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
+";
+
+const TRIGOLDEN_MD: &str = "# zeroplay model (TriGolden)
+
+A residual MLP. Input: the TriGolden feature vector, version `feature_version` (56 floats:
+turn, scores, stock, methods, edge states and the single, double and co-live links of both
+players, from the view of the player to move; the layout is in
+`engine/src/trigolden/features.rs`). Forward pass, with `relu` and `W` stored `[in, out]`
+(multiply as `x · W + b`):
+
+    h = relu(x · input.weight + input.bias)
+    for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
+    wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
+    margin = (h · margin.weight + margin.bias) · margin_scale   # final score difference, mover's view, points
+
+TriGolden has no fixed action space, so there is no policy: `policy.*` is a 1-wide placeholder
+that nothing reads (`policy_len` is 0), and the search's priors are uniform.
 
 Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
 ";

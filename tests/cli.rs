@@ -230,6 +230,54 @@ fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
 }
 
 #[test]
+fn trigolden_self_play_training_export_and_a_network_agent_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let tcfg = dir.path().join("train.toml");
+    // One tiny round from a few short games, gated in two quick matches against the rollout AI.
+    std::fs::write(
+        &tcfg,
+        "min_new_positions = 200\nsteps_per_round = 20\nmax_rounds = 1\npoll_ms = 200\n\
+         [train]\nnet = \"tiny\"\nbatch_size = 32\n[gate]\nmatches = 2\nsims = 4\nopening_plies = 4\n",
+    )
+    .unwrap();
+    let out = zeroplay()
+        .args(["local", "--game", "trigolden", "--name", "t", "--sims", "4", "--slots", "2", "--minutes", "6"])
+        .arg("--train-config")
+        .arg(&tcfg)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let run = dir.path().join("runs/t");
+    let ratings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("trainer/ratings.json")).unwrap()).unwrap();
+    assert_eq!(ratings.as_array().unwrap().len(), 1, "{ratings}");
+    assert_eq!(ratings[0]["matches"], 2, "{ratings}");
+    assert!(std::fs::read_to_string(run.join("trainer/train.toml")).unwrap().contains("game = \"trigolden\""));
+
+    let model = run.join("trainer/models/candidate-0001.safetensors");
+    let exported = dir.path().join("exported");
+    let out = zeroplay().arg("export").arg(&model).arg("--out").arg(&exported).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(exported.join("model.json")).unwrap()).unwrap();
+    assert_eq!(doc["game"], "trigolden");
+    assert_eq!(doc["feature_len"], 56);
+    assert_eq!(doc["policy_len"], 0);
+    assert!(std::fs::read_to_string(exported.join("MODEL.md")).unwrap().contains("TriGolden"));
+
+    // The trained network leads an MCTS agent in the arena.
+    let spec = format!("mcts:sims=16,eval=net,model={}", model.display());
+    let out = zeroplay()
+        .args(["arena", "--game", "trigolden", "-n", "1", "-j", "1", "-b", "mcts:sims=4,eval=rollout", "-a", &spec])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Elo"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
 fn trigolden_perft_arena_and_render() {
     let out = zeroplay().args(["perft", "trigolden", "2", "-j", "2"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

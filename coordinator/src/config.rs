@@ -157,6 +157,20 @@ impl Default for GameConfig {
     }
 }
 
+impl GameConfig {
+    /// The defaults for game `name`: [`GameConfig::default`], with lighter searches for
+    /// TriGolden, whose positions cost far more to expand and play out (200 simulations for a
+    /// full search, 50 for a fast one).
+    pub fn default_for(name: &str) -> GameConfig {
+        let mut g = GameConfig::default();
+        if name == crate::games::GameKind::TriGolden.name() {
+            g.settings.full_sims = 200;
+            g.settings.fast_sims = 50;
+        }
+        g
+    }
+}
+
 /// Relative weights of the position sources.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -260,6 +274,9 @@ impl CoordinatorConfig {
         }
         if self.games.is_empty() {
             return bad("at least one game under [games]".into());
+        }
+        if self.games.contains_key(GameKind::TriGolden.name()) {
+            self.options.trigolden.engine().map_err(|e| ConfigError(format!("options.trigolden: {e}")))?;
         }
         for (name, g) in &self.games {
             if GameKind::from_name(name).is_none() {

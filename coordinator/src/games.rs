@@ -5,6 +5,7 @@
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::game::{Actor, Game, Outcome, Seat};
+use engine::trigolden::TriGolden;
 use zeroplay_proto::v1 as pb;
 
 use crate::rows::PositionRow;
@@ -16,17 +17,20 @@ pub enum GameKind {
     BattleNumber,
     /// Banqi.
     Banqi,
+    /// TriGolden.
+    TriGolden,
 }
 
 impl GameKind {
     /// Every kind.
-    pub const ALL: [GameKind; 2] = [GameKind::BattleNumber, GameKind::Banqi];
+    pub const ALL: [GameKind; 3] = [GameKind::BattleNumber, GameKind::Banqi, GameKind::TriGolden];
 
     /// The engine's name for it.
     pub fn name(self) -> &'static str {
         match self {
             GameKind::BattleNumber => BattleNumber::NAME,
             GameKind::Banqi => Banqi::NAME,
+            GameKind::TriGolden => TriGolden::NAME,
         }
     }
 
@@ -40,6 +44,7 @@ impl GameKind {
         match self {
             GameKind::BattleNumber => BattleNumber::STATE_VERSION as u32,
             GameKind::Banqi => Banqi::STATE_VERSION as u32,
+            GameKind::TriGolden => TriGolden::STATE_VERSION as u32,
         }
     }
 }
@@ -118,6 +123,7 @@ pub fn validate(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<PositionRo
     match kind {
         GameKind::BattleNumber => replay::<BattleNumber>(game, limits),
         GameKind::Banqi => replay::<Banqi>(game, limits),
+        GameKind::TriGolden => replay::<TriGolden>(game, limits),
     }
 }
 
@@ -236,6 +242,7 @@ pub fn initial_state(kind: GameKind, opts: &GameOptions) -> Vec<u8> {
     match kind {
         GameKind::BattleNumber => engine::game::to_bytes(&BattleNumber::new_game(&opts.battlenumber)),
         GameKind::Banqi => engine::game::to_bytes(&Banqi::new_game(&opts.banqi)),
+        GameKind::TriGolden => engine::game::to_bytes(&TriGolden::new_game(&opts.trigolden.resolved())),
     }
 }
 
@@ -245,6 +252,7 @@ pub fn random_opening(kind: GameKind, opts: &GameOptions, plies: u32, seed: u64)
     match kind {
         GameKind::BattleNumber => random_opening_of(BattleNumber::new_game(&opts.battlenumber), plies, seed),
         GameKind::Banqi => random_opening_of(Banqi::new_game(&opts.banqi), plies, seed),
+        GameKind::TriGolden => random_opening_of(TriGolden::new_game(&opts.trigolden.resolved()), plies, seed),
     }
 }
 
@@ -270,6 +278,7 @@ pub fn check_position(kind: GameKind, bytes: &[u8]) -> Result<(), String> {
     match kind {
         GameKind::BattleNumber => check::<BattleNumber>(bytes),
         GameKind::Banqi => check::<Banqi>(bytes),
+        GameKind::TriGolden => check::<TriGolden>(bytes),
     }
 }
 
@@ -281,4 +290,75 @@ pub struct GameOptions {
     pub battlenumber: engine::battlenumber::Options,
     /// Banqi's options (none: the TCGA rules decide everything).
     pub banqi: engine::banqi::Options,
+    /// TriGolden's options.
+    pub trigolden: TrigoldenOptions,
+}
+
+/// TriGolden's [decision] options as configured (`[options.trigolden]`). The shape table is
+/// a file, read once by [`TrigoldenOptions::engine`] (configuration checks call it) and kept.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TrigoldenOptions {
+    /// Who scores a bracing structure: "bracer" (default), "trigolden" or "same-owner".
+    pub scoring: engine::trigolden::ScoringMode,
+    /// A shape table file (TOML, as `engine/src/trigolden/default_pieces.toml`); none: the
+    /// default A/B/C set.
+    pub pieces: Option<std::path::PathBuf>,
+    /// Rule 6 variant: the bracing contact must be at a point not braced before.
+    pub rule6_new_point: bool,
+    /// The engine's options, once worked out.
+    #[serde(skip)]
+    resolved: std::sync::OnceLock<engine::trigolden::Options>,
+}
+
+impl PartialEq for TrigoldenOptions {
+    fn eq(&self, o: &Self) -> bool {
+        (self.scoring, &self.pieces, self.rule6_new_point) == (o.scoring, &o.pieces, o.rule6_new_point)
+    }
+}
+
+impl TrigoldenOptions {
+    /// These options with the given values.
+    pub fn new(
+        scoring: engine::trigolden::ScoringMode,
+        pieces: Option<std::path::PathBuf>,
+        rule6_new_point: bool,
+    ) -> TrigoldenOptions {
+        TrigoldenOptions { scoring, pieces, rule6_new_point, resolved: Default::default() }
+    }
+
+    /// The engine's options, reading and checking the shape table file if one is named (once:
+    /// later calls return the same table).
+    ///
+    /// # Errors
+    /// An unreadable or invalid shape table, naming the file and the problem.
+    pub fn engine(&self) -> Result<engine::trigolden::Options, String> {
+        if let Some(o) = self.resolved.get() {
+            return Ok(o.clone());
+        }
+        let shapes = match &self.pieces {
+            Some(p) => {
+                let text =
+                    std::fs::read_to_string(p).map_err(|e| format!("shape table {}: {e}", p.display()))?;
+                engine::trigolden::shapes::ShapeTable::parse(&text)
+                    .map_err(|e| format!("shape table {}: {e}", p.display()))?
+            }
+            None => engine::trigolden::shapes::ShapeTable::default_table(),
+        };
+        let o = engine::trigolden::Options {
+            scoring: self.scoring,
+            shapes: std::sync::Arc::new(shapes),
+            rule6_new_point: self.rule6_new_point,
+        };
+        Ok(self.resolved.get_or_init(|| o).clone())
+    }
+
+    /// [`TrigoldenOptions::engine`] for options already checked.
+    ///
+    /// # Panics
+    /// If the shape table cannot be read: configuration checks ([`crate::config::CoordinatorConfig::validate`])
+    /// call [`TrigoldenOptions::engine`] first, so a running coordinator has it.
+    pub fn resolved(&self) -> engine::trigolden::Options {
+        self.engine().unwrap_or_else(|e| panic!("TriGolden options not checked before use: {e}"))
+    }
 }

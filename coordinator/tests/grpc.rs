@@ -744,6 +744,74 @@ async fn banqi_games_are_leased_validated_against_their_deal_and_stored() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trigolden_games_are_leased_replayed_and_stored_and_bad_options_refused() {
+    use engine::trigolden::TriGolden;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    let g = cfg.games.remove("battlenumber").unwrap();
+    cfg.games.insert("trigolden".into(), g);
+    // A shape table that cannot be read is a configuration error, named, before anything runs.
+    let mut bad = cfg.clone();
+    bad.options.trigolden.pieces = Some(dir.path().join("no-such-pieces.toml"));
+    let e = bad.validate().unwrap_err().to_string();
+    assert!(e.contains("options.trigolden") && e.contains("no-such-pieces.toml"), "{e}");
+
+    let run = start(cfg).await;
+    let mut w = connect(run.addr, WORKER);
+    let id = register(&mut w).await;
+    let leases = w
+        .lease_positions(pb::LeaseRequest { worker_id: id.clone(), max_positions: 2 })
+        .await
+        .unwrap()
+        .into_inner()
+        .leases;
+    assert_eq!(leases.len(), 2);
+    assert!(leases.iter().all(|l| l.game_kind == "trigolden"));
+    let play = |lease: &pb::Lease, id: u128| {
+        let start = TriGolden::decode(&lease.start_state).unwrap();
+        let settings = SelfPlaySettings {
+            full_sims: 4,
+            fast_sims: 2,
+            resign_threshold: -2.0,
+            ..SelfPlaySettings::default()
+        };
+        let g = play_game(&start, &settings, &Rollout::default(), lease.seed);
+        zeroplay_worker::game_record(&g, format!("{id:032x}"), lease.seed, 0)
+    };
+    let good = play(&leases[0], 1);
+    let r = w
+        .submit_game(pb::SubmitGameRequest {
+            worker_id: id.clone(),
+            lease_id: leases[0].lease_id,
+            game: Some(good.clone()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(r.into_inner().positions as usize, good.moves.len());
+
+    // A placement on a piece that is not on the board is refused at its ply.
+    let mut forged = play(&leases[1], 2);
+    let last = forged.moves.iter().rposition(|m| m.action.contains(':') && !m.action.starts_with("open")).unwrap();
+    forged.moves[last].action = "99.0:A0".into();
+    let e = w
+        .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(forged) })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    assert!(e.message().contains(&format!("ply {last}")), "{}", e.message());
+    let s = status(&mut w).await;
+    assert_eq!(s.games_stored, 1);
+    run.shutdown().await;
+    // The stored game's rows are in Parquet, with TriGolden states that decode.
+    let files: Vec<_> = std::fs::read_dir(dir.path().join("games"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    assert_eq!(files.len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
     use engine::Features;
     use engine::banqi::Banqi;
@@ -842,18 +910,19 @@ async fn metrics_and_health_follow_the_coordinator_and_a_worker() {
     assert!(ready, "coordinator never became ready");
     assert_eq!(scrape(maddr, "/healthz").await.0, 200);
 
-    // A worker with its own metrics endpoint (a port picked free, then given to it).
-    let wport = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    // A worker with its own metrics endpoint (on a listener bound here, at port 0).
+    let wlistener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let wport = wlistener.local_addr().unwrap();
     let (wstop, rx) = oneshot::channel::<()>();
-    let worker = tokio::spawn(zeroplay_worker::run(
+    let worker = tokio::spawn(zeroplay_worker::run_with_metrics(
         WorkerConfig {
             coordinator: format!("http://{addr}"),
             token: WORKER.into(),
             slots: 2,
             spool_dir: dir.path().join("spool"),
-            metrics_listen: Some(wport.to_string()),
             ..WorkerConfig::default()
         },
+        Some(wlistener),
         async {
             let _ = rx.await;
         },

@@ -23,6 +23,10 @@ pub trait Features: Game {
     const FEATURE_LEN: usize;
     /// Size of the fixed action space the policy head predicts over; 0 if the game has none.
     const POLICY_LEN: usize;
+    /// Encoding a position is costly next to a training step (it reads derived state that a
+    /// decoded position must first rebuild): the trainer then encodes each stored position
+    /// once, when it loads it, instead of once per batch.
+    const ENCODE_ON_LOAD: bool = false;
 
     /// Writes the features of this position into `out`, from the view of
     /// [`Features::perspective`].

@@ -8,7 +8,9 @@
 //! legal); a bad file is logged, counted and skipped, and the run goes on.
 //!
 //! Samples keep the state bytes, not features: features are encoded per batch with the engine
-//! ([`engine::Features`]), which is fast and keeps the window small.
+//! ([`engine::Features`]), which is fast and keeps the window small. Games whose encoding is
+//! costly (TriGolden reads its link sets, which a decoded position must first work out) are
+//! encoded once, here, instead ([`engine::Features::ENCODE_ON_LOAD`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
@@ -45,6 +47,9 @@ pub struct Sample {
     pub policy: Vec<(u16, f32)>,
     /// A stable hash of the game id, to split games between training and validation.
     pub game_hash: u64,
+    /// The position's features, encoded when it was loaded, for games whose encoding is
+    /// costly ([`Features::ENCODE_ON_LOAD`]); `None`: encoded per batch from `state`.
+    pub features: Option<Box<[f32]>>,
 }
 
 /// Why a file was refused.
@@ -198,7 +203,13 @@ pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
                     }
                 }
             }
+            let features = G::ENCODE_ON_LOAD.then(|| {
+                let mut x = vec![0.0; G::FEATURE_LEN].into_boxed_slice();
+                g.encode_features(&mut x);
+                x
+            });
             out.push(Sample {
+                features,
                 state: bytes.to_vec(),
                 wdl,
                 score: score.value(i) as f32,

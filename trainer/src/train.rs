@@ -141,8 +141,10 @@ fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Devi
     let mut policy = vec![0.0f32; n * p];
     let mut rows = 0.0;
     for (i, sample) in samples.iter().enumerate() {
-        let g = G::decode(&sample.state).expect("validated when read");
-        g.encode_features(&mut x[i * f..(i + 1) * f]);
+        match &sample.features {
+            Some(v) => x[i * f..(i + 1) * f].copy_from_slice(v),
+            None => G::decode(&sample.state).expect("validated when read").encode_features(&mut x[i * f..(i + 1) * f]),
+        }
         let t = &mut wdl[i * 3..i * 3 + 3];
         match sample.q {
             Some(q) if s.q_mix > 0.0 => {

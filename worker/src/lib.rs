@@ -24,6 +24,7 @@ use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
 use engine::arena::play_match_from;
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
+use engine::trigolden::TriGolden;
 use engine::eval::{Evaluator, Mixed, Rollout, Uniform};
 use engine::game::Game;
 use engine::gating::GateSettings;
@@ -241,6 +242,7 @@ fn play_lease(
     match lease.game_kind.as_str() {
         k if k == BattleNumber::NAME => play_as::<BattleNumber>(state, lease, stop),
         k if k == Banqi::NAME => play_as::<Banqi>(state, lease, stop),
+        k if k == TriGolden::NAME => play_as::<TriGolden>(state, lease, stop),
         other => Err(format!("this worker does not play {other:?}")),
     }
 }
@@ -414,6 +416,7 @@ fn play_evaluation(
     match lease.game_kind.as_str() {
         k if k == BattleNumber::NAME => evaluation_as::<BattleNumber>(state, rt, client, lease, ev),
         k if k == Banqi::NAME => evaluation_as::<Banqi>(state, rt, client, lease, ev),
+        k if k == TriGolden::NAME => evaluation_as::<TriGolden>(state, rt, client, lease, ev),
         other => Err(format!("this worker does not play {other:?}")),
     }
 }
@@ -516,6 +519,7 @@ fn load_model(kind: &str, bytes: &[u8]) -> Result<model::Model, String> {
             model::load::<BattleNumber>(bytes, &model::cpu()).map_err(|e| e.to_string())
         }
         k if k == Banqi::NAME => model::load::<Banqi>(bytes, &model::cpu()).map_err(|e| e.to_string()),
+        k if k == TriGolden::NAME => model::load::<TriGolden>(bytes, &model::cpu()).map_err(|e| e.to_string()),
         other => Err(format!("this worker has no network for {other:?}")),
     }
 }
@@ -778,6 +782,24 @@ pub async fn run(
     cfg: WorkerConfig,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<WorkerReport, WorkerError> {
+    let metrics = match &cfg.metrics_listen {
+        Some(addr) => Some(zeroplay_telemetry::bind(addr).await.map_err(WorkerError::Config)?),
+        None => None,
+    };
+    run_with_metrics(cfg, metrics, shutdown).await
+}
+
+/// [`run`] with the metrics listener given (tests bind port 0, so no other process can take
+/// the port between choosing and binding it); `None`: no metrics endpoint, whatever
+/// `cfg.metrics_listen` says.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_with_metrics(
+    cfg: WorkerConfig,
+    metrics_listener: Option<tokio::net::TcpListener>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<WorkerReport, WorkerError> {
     if cfg.backoff_initial_ms == 0 || cfg.backoff_max_ms < cfg.backoff_initial_ms {
         return Err(WorkerError::Config("need 0 < backoff_initial_ms <= backoff_max_ms".into()));
     }
@@ -786,10 +808,6 @@ pub async fn run(
     let slots =
         if cfg.slots == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { cfg.slots };
     let mut client = client(&cfg)?;
-    let metrics_listener = match &cfg.metrics_listen {
-        Some(addr) => Some(zeroplay_telemetry::bind(addr).await.map_err(WorkerError::Config)?),
-        None => None,
-    };
     let batch_sizes = metrics::batch_histogram();
     let observe = batch_sizes.clone();
     let state = Arc::new(State {
@@ -802,7 +820,7 @@ pub async fn run(
         moves: AtomicU64::new(0),
         submitted: AtomicU64::new(0),
         play_nanos: AtomicU64::new(0),
-        models: ModelSlots::new(&[BattleNumber::NAME, Banqi::NAME]),
+        models: ModelSlots::new(&[BattleNumber::NAME, Banqi::NAME, TriGolden::NAME]),
         batcher: Batcher::start_observed(
             cfg.inference_batch.max(1),
             Duration::from_micros(cfg.inference_wait_us),
