@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Args;
+use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
+use engine::trigolden::TriGolden;
 use engine::eval::{Evaluator, Rollout};
 use engine::mcts::{Budget, Mcts, MctsConfig};
 use engine::{Features, Game};
@@ -20,6 +22,9 @@ use trainer::train::{TrainSettings, Trainer};
 /// `zeroplay bench net`.
 #[derive(Debug, Args)]
 pub struct NetBenchArgs {
+    /// The game whose encoding, network and search are measured.
+    #[arg(long, value_enum, default_value = "battlenumber")]
+    pub game: crate::cli::GameName,
     /// Network size: tiny, small, medium or large.
     #[arg(long, default_value = "small")]
     pub net: String,
@@ -48,12 +53,12 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn positions(n: usize, seed: u64) -> Vec<BattleNumber> {
+fn positions<G: Game>(n: usize, seed: u64) -> Vec<G> {
     let mut rng = engine::rng_from_seed(seed);
     let mut out = Vec::with_capacity(n);
     let mut actions = Vec::new();
     while out.len() < n {
-        let mut g = BattleNumber::new_game(&Default::default());
+        let mut g = G::new_game(&Default::default());
         for _ in 0..rng.random_range(0..120) {
             g.legal_actions(&mut actions);
             if actions.is_empty() || g.outcome().is_some() {
@@ -87,12 +92,26 @@ fn time(repeats: usize, mut f: impl FnMut()) -> f64 {
 /// # Errors
 /// A bad network name or device.
 pub fn run(a: NetBenchArgs) -> Result<()> {
+    match a.game {
+        crate::cli::GameName::Battlenumber => run_game::<BattleNumber>(&a),
+        crate::cli::GameName::Banqi => run_game::<Banqi>(&a),
+        crate::cli::GameName::Trigolden => run_game::<TriGolden>(&a),
+    }
+}
+
+fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
     let Some(cfg) = NetConfig::named(&a.net) else { bail!("unknown net {:?}", a.net) };
     let device = trainer::device(&a.device).map_err(anyhow::Error::msg)?;
-    let ps = positions(4096, 1);
+    // Random TriGolden positions cost far more to make; fewer do for its figures.
+    let ps: Vec<G> = positions(if G::ENCODE_ON_LOAD { 1024 } else { 4096 }, 1);
     println!(
-        "network {} ({} wide, {} blocks), device {}, median of {} runs\n",
-        a.net, cfg.hidden, cfg.blocks, a.device, a.repeats
+        "{}: network {} ({} wide, {} blocks), device {}, median of {} runs\n",
+        G::NAME,
+        a.net,
+        cfg.hidden,
+        cfg.blocks,
+        a.device,
+        a.repeats
     );
 
     // Training.
@@ -108,20 +127,22 @@ pub fn run(a: NetBenchArgs) -> Result<()> {
                 wdl: (i % 3) as u8,
                 score: (i % 21) as f32 - 10.0,
                 decisive: i % 5 == 0,
-                policy: legal
-                    .iter()
-                    .map(|x| (BattleNumber::action_index(x).unwrap() as u16, 1.0 / k))
-                    .collect(),
+                policy: legal.iter().filter_map(|x| G::action_index(x).map(|j| (j as u16, 1.0 / k))).collect(),
                 q: Some(((i % 7) as f32 - 3.0) / 3.0),
                 game_hash: i as u64,
-                features: None,
+                // As the trainer's loader does for games whose encoding is costly.
+                features: G::ENCODE_ON_LOAD.then(|| {
+                    let mut x = vec![0.0; G::FEATURE_LEN].into_boxed_slice();
+                    p.encode_features(&mut x);
+                    x
+                }),
             }
         })
         .collect();
     let refs: Vec<&Sample> = samples.iter().collect();
     let settings =
         TrainSettings { net: a.net.clone(), batch_size: a.train_batch, ..TrainSettings::default() };
-    let mut t = Trainer::<BattleNumber>::new(settings, &device).map_err(anyhow::Error::msg)?;
+    let mut t = Trainer::<G>::new(settings, &device).map_err(anyhow::Error::msg)?;
     let secs = time(a.repeats, || {
         t.train(&refs, a.train_steps, &mut |_, _| {});
     });
@@ -135,8 +156,8 @@ pub fn run(a: NetBenchArgs) -> Result<()> {
 
     // Inference.
     let bytes = t.export(0, "bench")?;
-    let m = model::load::<BattleNumber>(&bytes, &device)?;
-    let f = BattleNumber::FEATURE_LEN;
+    let m = model::load::<G>(&bytes, &device)?;
+    let f = G::FEATURE_LEN;
     println!(
         "\n| inference batch | positions/s | µs per call | µs per call incl. feature encoding |\n|---|---|---|---|"
     );
@@ -171,26 +192,25 @@ pub fn run(a: NetBenchArgs) -> Result<()> {
 
     // MCTS with the network leaf, beside the rollout leaf.
     let slot = Arc::new(ModelSlot::new());
-    slot.publish(1, model::load::<BattleNumber>(&bytes, &device)?);
-    let roots: Vec<BattleNumber> =
-        positions(64, 2).into_iter().filter(|p| p.at_turn_start()).take(8).collect();
+    slot.publish(1, model::load::<G>(&bytes, &device)?);
+    let roots: Vec<G> = positions::<G>(64, 2).into_iter().filter(|p| p.at_turn_start()).take(8).collect();
     println!("\n| MCTS leaf | search batch | simulations/s |\n|---|---|---|");
-    let evals: Vec<(String, usize, Box<dyn Evaluator<BattleNumber>>)> = vec![
+    let evals: Vec<(String, usize, Box<dyn Evaluator<G>>)> = vec![
         ("rollout (the user's AI)".into(), 1, Box::new(Rollout::default())),
         (
             "network".into(),
             1,
-            Box::new(NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default())),
+            Box::new(NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings::default())),
         ),
         (
             "network".into(),
             8,
-            Box::new(NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default())),
+            Box::new(NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings::default())),
         ),
         (
             "network".into(),
             32,
-            Box::new(NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default())),
+            Box::new(NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings::default())),
         ),
     ];
     for (name, batch, e) in &evals {
