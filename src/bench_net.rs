@@ -10,9 +10,9 @@ use anyhow::{Result, bail};
 use clap::Args;
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
-use engine::trigolden::TriGolden;
 use engine::eval::{Evaluator, Rollout};
 use engine::mcts::{Budget, Mcts, MctsConfig};
+use engine::trigolden::TriGolden;
 use engine::{Features, Game};
 use model::{ModelSlot, NetConfig, NetEvaluator, UtilitySettings};
 use rand::RngExt;
@@ -127,7 +127,10 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
                 wdl: (i % 3) as u8,
                 score: (i % 21) as f32 - 10.0,
                 decisive: i % 5 == 0,
-                policy: legal.iter().filter_map(|x| G::action_index(x).map(|j| (j as u16, 1.0 / k))).collect(),
+                policy: legal
+                    .iter()
+                    .filter_map(|x| G::action_index(x).map(|j| (j as u16, 1.0 / k)))
+                    .collect(),
                 q: Some(((i % 7) as f32 - 3.0) / 3.0),
                 game_hash: i as u64,
                 // As the trainer's loader does for games whose encoding is costly.

@@ -259,7 +259,9 @@ pub fn local(args: LocalArgs) -> Result<()> {
             Some(if game == "banqi" {
                 spawn_trainer::<engine::banqi::Banqi>(thread, &handle, url, token, tcfg, device, stop)?
             } else if game == "trigolden" {
-                spawn_trainer::<engine::trigolden::TriGolden>(thread, &handle, url, token, tcfg, device, stop)?
+                spawn_trainer::<engine::trigolden::TriGolden>(
+                    thread, &handle, url, token, tcfg, device, stop,
+                )?
             } else {
                 spawn_trainer::<engine::battlenumber::BattleNumber>(
                     thread, &handle, url, token, tcfg, device, stop,

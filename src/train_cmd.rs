@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use engine::banqi::Banqi;
-use engine::trigolden::TriGolden;
 use engine::battlenumber::BattleNumber;
+use engine::trigolden::TriGolden;
 use engine::{Features, Game};
 use trainer::gate::GateResult;
 use trainer::metrics::TrainerMetrics;

@@ -241,7 +241,19 @@ fn trigolden_self_play_training_export_and_a_network_agent_end_to_end() {
     )
     .unwrap();
     let out = zeroplay()
-        .args(["local", "--game", "trigolden", "--name", "t", "--sims", "4", "--slots", "2", "--minutes", "6"])
+        .args([
+            "local",
+            "--game",
+            "trigolden",
+            "--name",
+            "t",
+            "--sims",
+            "4",
+            "--slots",
+            "2",
+            "--minutes",
+            "6",
+        ])
         .arg("--train-config")
         .arg(&tcfg)
         .current_dir(dir.path())
@@ -254,7 +266,9 @@ fn trigolden_self_play_training_export_and_a_network_agent_end_to_end() {
         serde_json::from_str(&std::fs::read_to_string(run.join("trainer/ratings.json")).unwrap()).unwrap();
     assert_eq!(ratings.as_array().unwrap().len(), 1, "{ratings}");
     assert_eq!(ratings[0]["matches"], 2, "{ratings}");
-    assert!(std::fs::read_to_string(run.join("trainer/train.toml")).unwrap().contains("game = \"trigolden\""));
+    assert!(
+        std::fs::read_to_string(run.join("trainer/train.toml")).unwrap().contains("game = \"trigolden\"")
+    );
 
     let model = run.join("trainer/models/candidate-0001.safetensors");
     let exported = dir.path().join("exported");
@@ -270,7 +284,19 @@ fn trigolden_self_play_training_export_and_a_network_agent_end_to_end() {
     // The trained network leads an MCTS agent in the arena.
     let spec = format!("mcts:sims=16,eval=net,model={}", model.display());
     let out = zeroplay()
-        .args(["arena", "--game", "trigolden", "-n", "1", "-j", "1", "-b", "mcts:sims=4,eval=rollout", "-a", &spec])
+        .args([
+            "arena",
+            "--game",
+            "trigolden",
+            "-n",
+            "1",
+            "-j",
+            "1",
+            "-b",
+            "mcts:sims=4,eval=rollout",
+            "-a",
+            &spec,
+        ])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

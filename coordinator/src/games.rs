@@ -252,7 +252,9 @@ pub fn random_opening(kind: GameKind, opts: &GameOptions, plies: u32, seed: u64)
     match kind {
         GameKind::BattleNumber => random_opening_of(BattleNumber::new_game(&opts.battlenumber), plies, seed),
         GameKind::Banqi => random_opening_of(Banqi::new_game(&opts.banqi), plies, seed),
-        GameKind::TriGolden => random_opening_of(TriGolden::new_game(&opts.trigolden.resolved()), plies, seed),
+        GameKind::TriGolden => {
+            random_opening_of(TriGolden::new_game(&opts.trigolden.resolved()), plies, seed)
+        }
     }
 }
 

@@ -791,7 +791,8 @@ async fn trigolden_games_are_leased_replayed_and_stored_and_bad_options_refused(
 
     // A placement on a piece that is not on the board is refused at its ply.
     let mut forged = play(&leases[1], 2);
-    let last = forged.moves.iter().rposition(|m| m.action.contains(':') && !m.action.starts_with("open")).unwrap();
+    let last =
+        forged.moves.iter().rposition(|m| m.action.contains(':') && !m.action.starts_with("open")).unwrap();
     forged.moves[last].action = "99.0:A0".into();
     let e = w
         .submit_game(pb::SubmitGameRequest { worker_id: id.clone(), lease_id: 0, game: Some(forged) })

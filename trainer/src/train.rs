@@ -143,7 +143,9 @@ fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Devi
     for (i, sample) in samples.iter().enumerate() {
         match &sample.features {
             Some(v) => x[i * f..(i + 1) * f].copy_from_slice(v),
-            None => G::decode(&sample.state).expect("validated when read").encode_features(&mut x[i * f..(i + 1) * f]),
+            None => G::decode(&sample.state)
+                .expect("validated when read")
+                .encode_features(&mut x[i * f..(i + 1) * f]),
         }
         let t = &mut wdl[i * 3..i * 3 + 3];
         match sample.q {

@@ -24,12 +24,12 @@ use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
 use engine::arena::play_match_from;
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
-use engine::trigolden::TriGolden;
 use engine::eval::{Evaluator, Mixed, Rollout, Uniform};
 use engine::game::Game;
 use engine::gating::GateSettings;
 use engine::mcts::MctsConfig;
 use engine::selfplay::{SelfPlayGame, SelfPlaySettings, play_game_until};
+use engine::trigolden::TriGolden;
 use model::{Batcher, ModelSlot, NetEvaluator, UtilitySettings};
 use prost::Message;
 use serde::{Deserialize, Serialize};
@@ -519,7 +519,9 @@ fn load_model(kind: &str, bytes: &[u8]) -> Result<model::Model, String> {
             model::load::<BattleNumber>(bytes, &model::cpu()).map_err(|e| e.to_string())
         }
         k if k == Banqi::NAME => model::load::<Banqi>(bytes, &model::cpu()).map_err(|e| e.to_string()),
-        k if k == TriGolden::NAME => model::load::<TriGolden>(bytes, &model::cpu()).map_err(|e| e.to_string()),
+        k if k == TriGolden::NAME => {
+            model::load::<TriGolden>(bytes, &model::cpu()).map_err(|e| e.to_string())
+        }
         other => Err(format!("this worker has no network for {other:?}")),
     }
 }

@@ -200,7 +200,11 @@ mod tests {
         let x = encode(&g);
         assert_eq!(x[0], 1.0, "the first player moves first");
         assert_eq!(x[3], 1.0, "the opening is a single-piece turn");
-        assert_eq!((x[8], x[9], x[10], x[11]), (1.0, 1.0, 1.0, 0.0), "full stock of the three default shapes");
+        assert_eq!(
+            (x[8], x[9], x[10], x[11]),
+            (1.0, 1.0, 1.0, 0.0),
+            "full stock of the three default shapes"
+        );
         assert_eq!((x[24], x[25]), (1.0, 1.0));
         assert!(x[26..].iter().all(|&v| v == 0.0), "no pieces, no methods or links: {:?}", &x[26..]);
     }
