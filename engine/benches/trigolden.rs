@@ -1,6 +1,7 @@
 //! TriGolden benchmarks: one placement's incremental tracker update against the full
 //! recompute on boards of 10, 20, 40 and 54 pieces; legal-turn enumeration in the middle game;
-//! random games; MCTS simulations. Run: `cargo bench -p zeroplay-engine --bench trigolden`.
+//! random games; MCTS simulations; the exact sign tests (expanded against the full Z[ω]
+//! product they replace). Run: `cargo bench -p zeroplay-engine --bench trigolden`.
 
 use std::hint::black_box;
 
@@ -128,5 +129,32 @@ fn turns_and_games(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, placement, turns_and_games);
+/// The cross- and dot-product signs every geometric test ends in, on the vectors between the
+/// vertices of a full board: the expanded Z[φ] form the engine uses against the full Z[ω]
+/// product `ū·v` it replaced, side by side.
+fn sign_tests(c: &mut Criterion) {
+    use engine::trigolden::zomega::{Z, cross_sign, dot_sign};
+    let board = full_game().pop().expect("a finished game");
+    let points: Vec<Z> = board.pieces().iter().flat_map(|p| p.v).collect();
+    let anchor = points[0];
+    let vectors: Vec<Z> = points.iter().map(|&p| p - anchor).collect();
+    let pairs: Vec<(Z, Z)> = vectors.iter().flat_map(|&u| vectors.iter().map(move |&v| (u, v))).collect();
+    let mut g = c.benchmark_group("trigolden_sign_tests");
+    g.throughput(Throughput::Elements(pairs.len() as u64));
+    g.bench_function("cross_expanded", |b| {
+        b.iter(|| pairs.iter().filter(|&&(u, v)| cross_sign(black_box(u), v).is_gt()).count())
+    });
+    g.bench_function("cross_full_product", |b| {
+        b.iter(|| pairs.iter().filter(|&&(u, v)| (black_box(u).conj() * v).im_sign().is_gt()).count())
+    });
+    g.bench_function("dot_expanded", |b| {
+        b.iter(|| pairs.iter().filter(|&&(u, v)| dot_sign(black_box(u), v).is_gt()).count())
+    });
+    g.bench_function("dot_full_product", |b| {
+        b.iter(|| pairs.iter().filter(|&&(u, v)| (black_box(u).conj() * v).re_sign().is_gt()).count())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, placement, turns_and_games, sign_tests);
 criterion_main!(benches);

@@ -160,13 +160,35 @@ pub fn sign_phi(p: i64, q: i64) -> Ordering {
 }
 
 /// Sign of the cross product u × v (positive: v is counter-clockwise of u).
+///
+/// Equal to the sign of `Im(ū·v)`, computed without the full product: this is the innermost
+/// test of legal-turn generation. With `2·Re = a + bφ` and `Im = sin36°·(c + dφ)` for each
+/// vector, `2·(u × v) / sin36° = (a₁ + b₁φ)(c₂ + d₂φ) − (c₁ + d₁φ)(a₂ + b₂φ)`, expanded in
+/// Z[φ] with φ² = φ + 1.
 pub fn cross_sign(u: Z, v: Z) -> Ordering {
-    (u.conj() * v).im_sign()
+    let ((a1, b1), (c1, d1)) = (u.re2(), u.im());
+    let ((a2, b2), (c2, d2)) = (v.re2(), v.im());
+    let (p1, q1) = mul_phi(a1, b1, c2, d2);
+    let (p2, q2) = mul_phi(c1, d1, a2, b2);
+    sign_phi(p1 - p2, q1 - q2)
 }
 
 /// Sign of the dot product u · v.
+///
+/// Equal to the sign of `Re(ū·v)`: `4·(u · v) = (a₁ + b₁φ)(a₂ + b₂φ) + (3 − φ)(c₁ + d₁φ)(c₂ +
+/// d₂φ)`, because `4·sin²36° = 3 − φ`.
 pub fn dot_sign(u: Z, v: Z) -> Ordering {
-    (u.conj() * v).re_sign()
+    let ((a1, b1), (c1, d1)) = (u.re2(), u.im());
+    let ((a2, b2), (c2, d2)) = (v.re2(), v.im());
+    let (p1, q1) = mul_phi(a1, b1, a2, b2);
+    let (x, y) = mul_phi(c1, d1, c2, d2);
+    // (3 − φ)(x + yφ) = (3x − y) + (2y − x)φ.
+    sign_phi(p1 + 3 * x - y, q1 + 2 * y - x)
+}
+
+/// `(x + yφ)(z + wφ)` as `(p, q)` with the product `p + qφ` (φ² = φ + 1).
+fn mul_phi(x: i64, y: i64, z: i64, w: i64) -> (i64, i64) {
+    (x * z + y * w, x * w + y * z + y * w)
 }
 
 /// Orientation of the triangle (a, b, c): `Greater` counter-clockwise, `Less` clockwise,
@@ -326,6 +348,32 @@ fn boundary_enters(p: &[Z], q: &[Z]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The expanded sign tests agree with the product they stand for.
+        #[test]
+        fn cross_and_dot_signs_equal_the_full_product(
+            u in proptest::array::uniform4(-200i32..200),
+            v in proptest::array::uniform4(-200i32..200),
+        ) {
+            let (u, v) = (Z(u), Z(v));
+            prop_assert_eq!(cross_sign(u, v), (u.conj() * v).im_sign());
+            prop_assert_eq!(dot_sign(u, v), (u.conj() * v).re_sign());
+        }
+
+        /// The same with small coordinates, where collinear and perpendicular pairs (the
+        /// `Equal` answers) are common.
+        #[test]
+        fn cross_and_dot_signs_agree_on_ties(
+            u in proptest::array::uniform4(-2i32..3),
+            v in proptest::array::uniform4(-2i32..3),
+        ) {
+            let (u, v) = (Z(u), Z(v));
+            prop_assert_eq!(cross_sign(u, v), (u.conj() * v).im_sign());
+            prop_assert_eq!(dot_sign(u, v), (u.conj() * v).re_sign());
+        }
+    }
 
     fn approx(z: Z) -> (f64, f64) {
         z.to_f64()
