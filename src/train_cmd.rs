@@ -228,11 +228,7 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
         "tensors": tensors,
     });
     std::fs::write(out.join("model.json"), serde_json::to_string_pretty(&doc)?)?;
-    let mut md = String::from(match meta.game.as_str() {
-        g if g == Banqi::NAME => BANQI_MD,
-        g if g == TriGolden::NAME => TRIGOLDEN_MD,
-        _ => MODEL_MD,
-    });
+    let mut md = model_md(&meta.game);
     md.push_str("\n## Tensors in this file\n\n| name | dtype | shape |\n|---|---|---|\n");
     for t in doc["tensors"].as_array().into_iter().flatten() {
         md.push_str(&format!(
@@ -246,59 +242,72 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
     Ok(())
 }
 
-const MODEL_MD: &str = "# zeroplay model (Battle Number)
+/// MODEL.md for a game's export: its input paragraph, the forward pass every zeroplay network
+/// shares, and its margin and policy notes.
+fn model_md(game: &str) -> String {
+    let (title, input, margin_note, policy) = if game == Banqi::NAME {
+        ("Banqi", BANQI_INPUT, BANQI_MARGIN, Some(BANQI_POLICY))
+    } else if game == TriGolden::NAME {
+        ("TriGolden", TRIGOLDEN_INPUT, POINTS_MARGIN, None)
+    } else {
+        ("Battle Number", BATTLENUMBER_INPUT, POINTS_MARGIN, Some(BATTLENUMBER_POLICY))
+    };
+    let mut md = format!(
+        "# zeroplay model ({title})\n\n{input} Forward pass,\nwith `relu` and `W` stored `[in, out]` \
+         (multiply as `x · W + b`):\n\n{FORWARD}    margin = (h · margin.weight + margin.bias) · margin_scale   # {margin_note}\n"
+    );
+    match policy {
+        Some((head, index)) => md.push_str(&format!(
+            "    policy = h · policy.weight + policy.bias              # logits over {head}\n\n{index}\n"
+        )),
+        None => md.push_str(NO_POLICY),
+    }
+    md.push_str(UTILITY);
+    md
+}
 
-A residual MLP. Input: the Battle Number feature vector, version `feature_version` (1,003
+/// The layers every zeroplay network has, up to its value heads.
+const FORWARD: &str = "    h = relu(x · input.weight + input.bias)
+    for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
+    wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
+";
+
+const POINTS_MARGIN: &str = "final score difference, mover's view, points";
+
+const UTILITY: &str = "\nSearch utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.\n";
+
+const BATTLENUMBER_INPUT: &str =
+    "A residual MLP. Input: the Battle Number feature vector, version `feature_version` (1,003
 floats, from the view of the player to move; the layout is in
-`engine/src/battlenumber/features.rs`). Forward pass, with `relu` and `W` stored `[in, out]`
-(multiply as `x · W + b`):
+`engine/src/battlenumber/features.rs`).";
 
-    h = relu(x · input.weight + input.bias)
-    for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
-    wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
-    margin = (h · margin.weight + margin.bias) · margin_scale   # final score difference, mover's view, points
-    policy = h · policy.weight + policy.bias              # logits over the 69 click indices
+const BATTLENUMBER_POLICY: (&str, &str) = (
+    "the 69 click indices",
+    "Policy index: square `s` (row · 7 + column) → `s`; piece `(kind, rotation)` → `49 + 4·kind + rotation`
+with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.",
+);
 
-Policy index: square `s` (row · 7 + column) → `s`; piece `(kind, rotation)` → `49 + 4·kind + rotation`
-with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.
-
-Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
-";
-
-const BANQI_MD: &str = "# zeroplay model (Banqi)
-
-A residual MLP. Input: the Banqi feature vector, version `feature_version` (563 floats: 17
+const BANQI_INPUT: &str =
+    "A residual MLP. Input: the Banqi feature vector, version `feature_version` (563 floats: 17
 planes of 32 squares, then 19 scalars, from the view of the player to move, or of the player
-whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`). Forward pass,
-with `relu` and `W` stored `[in, out]` (multiply as `x · W + b`):
+whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`).";
 
-    h = relu(x · input.weight + input.bias)
-    for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
-    wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
-    margin = (h · margin.weight + margin.bias) · margin_scale   # result, mover's view (a won game counts the trainer's decisive_margin, 20 by default)
-    policy = h · policy.weight + policy.bias              # logits over 1,024 from·32+to indices
+const BANQI_MARGIN: &str =
+    "result, mover's view (a won game counts the trainer's decisive_margin, 20 by default)";
 
-Policy index: a move or capture from square `f` to `t` (square = row · 8 + column, a0 = 0) →
-`32·f + t`; a flip of square `s` → `33·s`. Mask to the legal moves, then softmax.
+const BANQI_POLICY: (&str, &str) = (
+    "1,024 from·32+to indices",
+    "Policy index: a move or capture from square `f` to `t` (square = row · 8 + column, a0 = 0) →
+`32·f + t`; a flip of square `s` → `33·s`. Mask to the legal moves, then softmax.",
+);
 
-Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
-";
-
-const TRIGOLDEN_MD: &str = "# zeroplay model (TriGolden)
-
-A residual MLP. Input: the TriGolden feature vector, version `feature_version` (56 floats:
+const TRIGOLDEN_INPUT: &str =
+    "A residual MLP. Input: the TriGolden feature vector, version `feature_version` (56 floats:
 turn, scores, stock, methods, edge states and the single, double and co-live links of both
 players, from the view of the player to move; the layout is in
-`engine/src/trigolden/features.rs`). Forward pass, with `relu` and `W` stored `[in, out]`
-(multiply as `x · W + b`):
+`engine/src/trigolden/features.rs`).";
 
-    h = relu(x · input.weight + input.bias)
-    for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
-    wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
-    margin = (h · margin.weight + margin.bias) · margin_scale   # final score difference, mover's view, points
-
+const NO_POLICY: &str = "
 TriGolden has no fixed action space, so there is no policy: `policy.*` is a 1-wide placeholder
 that nothing reads (`policy_len` is 0), and the search's priors are uniform.
-
-Search utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.
 ";

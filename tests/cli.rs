@@ -1,6 +1,7 @@
 //! The `zeroplay` binary as a user runs it: real child processes, real files.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 fn zeroplay() -> Command {
@@ -145,46 +146,73 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a zeroplay model"));
 }
 
-#[test]
-fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let tcfg = dir.path().join("train.toml");
-    // One tiny round, gated in two quick matches against the rollout AI.
-    std::fs::write(
-        &tcfg,
-        "min_new_positions = 800\nsteps_per_round = 20\nmax_rounds = 1\npoll_ms = 200\n\
-         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n",
-    )
-    .unwrap();
+/// `zeroplay local --game GAME` for one tiny round under `train_toml` (a round gated in two
+/// matches), checked: one rated candidate, the game in the saved train config, Parquet games.
+/// Then `zeroplay export` of that candidate, checked: MODEL.md names `title`. Returns the
+/// candidate's path and the exported `model.json`.
+fn local_round_and_export(
+    dir: &Path,
+    game: &str,
+    title: &str,
+    sims: &str,
+    minutes: &str,
+    train_toml: &str,
+) -> (PathBuf, serde_json::Value) {
+    let tcfg = dir.join("train.toml");
+    std::fs::write(&tcfg, train_toml).unwrap();
     let out = zeroplay()
-        .args(["local", "--game", "banqi", "--name", "b", "--sims", "8", "--slots", "2", "--minutes", "4"])
+        .args(["local", "--game", game, "--name", "r", "--sims", sims, "--slots", "2", "--minutes", minutes])
         .arg("--train-config")
         .arg(&tcfg)
-        .current_dir(dir.path())
+        .current_dir(dir)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let run = dir.path().join("runs/b");
+    let run = dir.join("runs/r");
     let ratings: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("trainer/ratings.json")).unwrap()).unwrap();
     assert_eq!(ratings.as_array().unwrap().len(), 1, "{ratings}");
     assert_eq!(ratings[0]["matches"], 2, "{ratings}");
-    assert!(std::fs::read_to_string(run.join("trainer/train.toml")).unwrap().contains("game = \"banqi\""));
-    let parquet = std::fs::read_dir(run.join("games")).unwrap().count();
-    assert!(parquet > 0, "no Parquet files");
+    let saved = std::fs::read_to_string(run.join("trainer/train.toml")).unwrap();
+    assert!(saved.contains(&format!("game = \"{game}\"")), "{saved}");
+    assert!(std::fs::read_dir(run.join("games")).unwrap().count() > 0, "no Parquet files");
 
-    // Export, then play the candidate through the match protocol and in the arena.
     let model = run.join("trainer/models/candidate-0001.safetensors");
-    let exported = dir.path().join("exported");
+    let exported = dir.join("exported");
     let out = zeroplay().arg("export").arg(&model).arg("--out").arg(&exported).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(exported.join("model.json")).unwrap()).unwrap();
-    assert_eq!(doc["game"], "banqi");
-    assert_eq!(doc["feature_len"], 17 * 32 + 19);
-    assert!(std::fs::read_to_string(exported.join("MODEL.md")).unwrap().contains("Banqi"));
+    assert_eq!(doc["game"], game);
+    assert!(std::fs::read_to_string(exported.join("MODEL.md")).unwrap().contains(title));
+    (model, doc)
+}
 
+/// One arena match of `game`, `a` against `b`, which must finish and report an Elo.
+fn one_arena_match(game: &str, a: &str, b: &str) {
+    let out =
+        zeroplay().args(["arena", "--game", game, "-n", "1", "-j", "1", "-b", b, "-a", a]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Elo"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+#[test]
+fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    // One tiny round, gated in two quick matches against the rollout AI.
+    let (model, doc) = local_round_and_export(
+        dir.path(),
+        "banqi",
+        "Banqi",
+        "8",
+        "4",
+        "min_new_positions = 800\nsteps_per_round = 20\nmax_rounds = 1\npoll_ms = 200\n\
+         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n",
+    );
+    assert_eq!(doc["feature_len"], 17 * 32 + 19);
+
+    // The candidate through the match protocol and in the arena.
     let mut uci = zeroplay()
         .args(["uci", "--game", "banqi", "--model"])
         .arg(&model)
@@ -206,24 +234,7 @@ fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
     assert!(log.contains("evaluator=net(v1)+rollout"), "the network was not used: {log}");
 
     let spec = format!("mcts:sims=32,eval=net,model={},lambda=0.5", model.display());
-    let out = zeroplay()
-        .args([
-            "arena",
-            "--game",
-            "banqi",
-            "-n",
-            "1",
-            "-j",
-            "1",
-            "-b",
-            "mcts:sims=32,eval=rollout",
-            "-a",
-            &spec,
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Elo"), "{}", String::from_utf8_lossy(&out.stdout));
+    one_arena_match("banqi", &spec, "mcts:sims=32,eval=rollout");
     // Perft: 32 flips, each with 14 pieces it may reveal.
     let out = zeroplay().args(["perft", "banqi", "1"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("448"));
@@ -232,75 +243,22 @@ fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
 #[test]
 fn trigolden_self_play_training_export_and_a_network_agent_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
-    let tcfg = dir.path().join("train.toml");
     // One tiny round from a few short games, gated in two quick matches against the rollout AI.
-    std::fs::write(
-        &tcfg,
+    let (model, doc) = local_round_and_export(
+        dir.path(),
+        "trigolden",
+        "TriGolden",
+        "4",
+        "6",
         "min_new_positions = 200\nsteps_per_round = 20\nmax_rounds = 1\npoll_ms = 200\n\
          [train]\nnet = \"tiny\"\nbatch_size = 32\n[gate]\nmatches = 2\nsims = 4\nopening_plies = 4\n",
-    )
-    .unwrap();
-    let out = zeroplay()
-        .args([
-            "local",
-            "--game",
-            "trigolden",
-            "--name",
-            "t",
-            "--sims",
-            "4",
-            "--slots",
-            "2",
-            "--minutes",
-            "6",
-        ])
-        .arg("--train-config")
-        .arg(&tcfg)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    let run = dir.path().join("runs/t");
-    let ratings: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(run.join("trainer/ratings.json")).unwrap()).unwrap();
-    assert_eq!(ratings.as_array().unwrap().len(), 1, "{ratings}");
-    assert_eq!(ratings[0]["matches"], 2, "{ratings}");
-    assert!(
-        std::fs::read_to_string(run.join("trainer/train.toml")).unwrap().contains("game = \"trigolden\"")
     );
-
-    let model = run.join("trainer/models/candidate-0001.safetensors");
-    let exported = dir.path().join("exported");
-    let out = zeroplay().arg("export").arg(&model).arg("--out").arg(&exported).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(exported.join("model.json")).unwrap()).unwrap();
-    assert_eq!(doc["game"], "trigolden");
     assert_eq!(doc["feature_len"], 56);
     assert_eq!(doc["policy_len"], 0);
-    assert!(std::fs::read_to_string(exported.join("MODEL.md")).unwrap().contains("TriGolden"));
 
     // The trained network leads an MCTS agent in the arena.
     let spec = format!("mcts:sims=16,eval=net,model={}", model.display());
-    let out = zeroplay()
-        .args([
-            "arena",
-            "--game",
-            "trigolden",
-            "-n",
-            "1",
-            "-j",
-            "1",
-            "-b",
-            "mcts:sims=4,eval=rollout",
-            "-a",
-            &spec,
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("Elo"), "{}", String::from_utf8_lossy(&out.stdout));
+    one_arena_match("trigolden", &spec, "mcts:sims=4,eval=rollout");
 }
 
 #[test]

@@ -670,16 +670,16 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     assert!(versions.contains(&2), "self-play switched to the promoted candidate");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn banqi_games_are_leased_validated_against_their_deal_and_stored() {
-    use engine::banqi::{Action, Banqi};
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(dir.path());
+/// The test config with `kind` as its only game.
+fn config_for(dir: &Path, kind: &str) -> CoordinatorConfig {
+    let mut cfg = config(dir);
     let g = cfg.games.remove("battlenumber").unwrap();
-    cfg.games.insert("banqi".into(), g);
-    cfg.limits.max_moves = 4096;
-    cfg.limits.max_message_bytes = 4 * 1024 * 1024;
-    let run = start(cfg).await;
+    cfg.games.insert(kind.into(), g);
+    cfg
+}
+
+/// Registers a worker and leases two start positions, all of game `kind`.
+async fn two_leases(run: &Running, kind: &str) -> (Client, String, Vec<pb::Lease>) {
     let mut w = connect(run.addr, WORKER);
     let id = register(&mut w).await;
     let leases = w
@@ -689,18 +689,30 @@ async fn banqi_games_are_leased_validated_against_their_deal_and_stored() {
         .into_inner()
         .leases;
     assert_eq!(leases.len(), 2);
-    assert!(leases.iter().all(|l| l.game_kind == "banqi"));
-    let play = |lease: &pb::Lease, id: u128| {
-        let start = Banqi::decode(&lease.start_state).unwrap();
-        let settings = SelfPlaySettings {
-            full_sims: 8,
-            fast_sims: 2,
-            resign_threshold: -2.0,
-            ..SelfPlaySettings::default()
-        };
-        let g = play_game(&start, &settings, &Rollout::default(), lease.seed);
-        zeroplay_worker::game_record(&g, format!("{id:032x}"), lease.seed, 0)
-    };
+    assert!(leases.iter().all(|l| l.game_kind == kind));
+    (w, id, leases)
+}
+
+/// Plays a lease's game with a small rollout search (no resignation), as a worker would
+/// submit it under game id `id`.
+fn play_lease<G: Game>(lease: &pb::Lease, id: u128, full_sims: u32) -> pb::GameRecord {
+    let start = G::decode(&lease.start_state).unwrap();
+    let settings =
+        SelfPlaySettings { full_sims, fast_sims: 2, resign_threshold: -2.0, ..SelfPlaySettings::default() };
+    let g = play_game(&start, &settings, &Rollout::default(), lease.seed);
+    zeroplay_worker::game_record(&g, format!("{id:032x}"), lease.seed, 0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn banqi_games_are_leased_validated_against_their_deal_and_stored() {
+    use engine::banqi::{Action, Banqi};
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config_for(dir.path(), "banqi");
+    cfg.limits.max_moves = 4096;
+    cfg.limits.max_message_bytes = 4 * 1024 * 1024;
+    let run = start(cfg).await;
+    let (mut w, id, leases) = two_leases(&run, "banqi").await;
+    let play = |lease: &pb::Lease, id: u128| play_lease::<Banqi>(lease, id, 8);
     let good = play(&leases[0], 1);
     assert!(good.moves.iter().any(|m| m.chance), "a Banqi game has flips");
     let r = w
@@ -747,9 +759,7 @@ async fn banqi_games_are_leased_validated_against_their_deal_and_stored() {
 async fn trigolden_games_are_leased_replayed_and_stored_and_bad_options_refused() {
     use engine::trigolden::TriGolden;
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(dir.path());
-    let g = cfg.games.remove("battlenumber").unwrap();
-    cfg.games.insert("trigolden".into(), g);
+    let cfg = config_for(dir.path(), "trigolden");
     // A shape table that cannot be read is a configuration error, named, before anything runs.
     let mut bad = cfg.clone();
     bad.options.trigolden.pieces = Some(dir.path().join("no-such-pieces.toml"));
@@ -757,27 +767,8 @@ async fn trigolden_games_are_leased_replayed_and_stored_and_bad_options_refused(
     assert!(e.contains("options.trigolden") && e.contains("no-such-pieces.toml"), "{e}");
 
     let run = start(cfg).await;
-    let mut w = connect(run.addr, WORKER);
-    let id = register(&mut w).await;
-    let leases = w
-        .lease_positions(pb::LeaseRequest { worker_id: id.clone(), max_positions: 2 })
-        .await
-        .unwrap()
-        .into_inner()
-        .leases;
-    assert_eq!(leases.len(), 2);
-    assert!(leases.iter().all(|l| l.game_kind == "trigolden"));
-    let play = |lease: &pb::Lease, id: u128| {
-        let start = TriGolden::decode(&lease.start_state).unwrap();
-        let settings = SelfPlaySettings {
-            full_sims: 4,
-            fast_sims: 2,
-            resign_threshold: -2.0,
-            ..SelfPlaySettings::default()
-        };
-        let g = play_game(&start, &settings, &Rollout::default(), lease.seed);
-        zeroplay_worker::game_record(&g, format!("{id:032x}"), lease.seed, 0)
-    };
+    let (mut w, id, leases) = two_leases(&run, "trigolden").await;
+    let play = |lease: &pb::Lease, id: u128| play_lease::<TriGolden>(lease, id, 4);
     let good = play(&leases[0], 1);
     let r = w
         .submit_game(pb::SubmitGameRequest {

@@ -122,19 +122,22 @@ impl Features for TriGolden {
 
         // Methods each player can use now, and the pieces they can attach to.
         let mut methods = [0f32; 2];
-        let mut targets = [vec![false; self.pieces.len()], vec![false; self.pieces.len()]];
+        // Bitsets over piece indices (a target is a `u8`, so 256 bits cover any shape table),
+        // so that encoding allocates nothing here.
+        let mut targets = [[0u64; 4]; 2];
         for meth in self.tracker.methods() {
             let t = usize::from(meth.place.target);
             let user = self.pieces[t].owner.other();
             if self.stock[user.index()][usize::from(meth.place.shape)] > 0 {
                 methods[side(user)] += 1.0;
-                targets[side(user)][t] = true;
+                targets[side(user)][t / 64] |= 1 << (t % 64);
             }
         }
         out[26] = methods[0] / 64.0;
         out[27] = methods[1] / 64.0;
-        out[28] = targets[0].iter().filter(|&&b| b).count() as f32 / 16.0;
-        out[29] = targets[1].iter().filter(|&&b| b).count() as f32 / 16.0;
+        let count = |bits: &[u64; 4]| bits.iter().map(|w| w.count_ones()).sum::<u32>() as f32;
+        out[28] = count(&targets[0]) / 16.0;
+        out[29] = count(&targets[1]) / 16.0;
 
         for (piece, states) in self.pieces.iter().zip(self.edge_states()) {
             let base = 30 + 5 * side(piece.owner);
