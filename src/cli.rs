@@ -16,7 +16,10 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 ///                                   MCTS with a trained network at the leaves
 /// MCTS keys: sims, time (200ms, 1.5s), eval (rollout|uniform|net), playouts, model (a model
 /// file, for eval=net), mix (margin share of the network's value, default 0.5), cpuct, fpu,
-/// batch (leaves per evaluation), scale (score scale of the leaf value, default 3).
+/// batch (leaves per evaluation), scale (score scale of the leaf value, default 3), lambda
+/// (share of a random playout in the network's leaf value), knowledge (share of the root's
+/// prior mass put on the game's own AI's candidate moves; TriGolden has them).
+///   trigolden-seed:time=500ms       the user's own TriGolden AI
 #[derive(Debug, Parser)]
 #[command(name = "zeroplay", version, about, long_about, max_term_width = 100)]
 pub struct Cli {

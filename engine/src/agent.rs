@@ -7,6 +7,9 @@
 //! - `mcts:time=200ms,eval=uniform,cpuct=2.0,batch=8,playouts=2,scale=3,fpu=0.1`.
 //! - `mcts:time=100ms,eval=net,model=best.safetensors,lambda=0.5` — the network's priors,
 //!   and its value mixed half and half with one random playout ([`crate::eval::Mixed`]).
+//! - `mcts:time=500ms,eval=net,model=best.safetensors,knowledge=0.5` — half the root's prior
+//!   mass on the game's own AI's candidate moves ([`Game::knowledge_priors`]; TriGolden's are
+//!   the user's AI's candidate turns).
 //! - `trigolden-seed:time=1s,minimax=3` — the user's own TriGolden AI
 //!   ([`crate::trigolden::seed`]; TriGolden only).
 //!
@@ -234,9 +237,15 @@ impl FromStr for AgentSpec {
                         return Err(err("scale must be positive".into()));
                     }
                 }
+                "knowledge" => {
+                    spec.config.knowledge = num("knowledge")? as f32;
+                    if spec.config.knowledge > 1.0 {
+                        return Err(err("knowledge must be in [0, 1]".into()));
+                    }
+                }
                 _ => {
                     return Err(err(format!(
-                        "unknown key `{k}` (known: sims, time, eval, playouts, model, mix, lambda, cpuct, fpu, batch, scale)"
+                        "unknown key `{k}` (known: sims, time, eval, playouts, model, mix, lambda, cpuct, fpu, batch, scale, knowledge)"
                     )));
                 }
             }
@@ -307,6 +316,9 @@ impl fmt::Display for AgentSpec {
                 }
                 if m.config.score_scale != d.score_scale {
                     parts.push(format!("scale={}", m.config.score_scale));
+                }
+                if m.config.knowledge != d.knowledge {
+                    parts.push(format!("knowledge={}", m.config.knowledge));
                 }
                 write!(f, "mcts:{}", parts.join(","))
             }
@@ -458,6 +470,7 @@ mod tests {
             "mcts:time=200ms,eval=rollout",
             "mcts:sims=50,eval=uniform,cpuct=2,batch=8",
             "mcts:time=50ms,eval=net,model=runs/x/best.safetensors,batch=8",
+            "mcts:time=500ms,eval=net,model=m.safetensors,knowledge=0.5",
             "mcts:sims=64,eval=net,model=m.safetensors,mix=0.25",
             "mcts:time=100ms,eval=net,model=m.safetensors,lambda=0.5,batch=8",
         ] {
@@ -489,6 +502,7 @@ mod tests {
             "mcts:eval=net,model=m,mix=2",
             "mcts:eval=net,model=m,lambda=1.5",
             "mcts:eval=rollout,lambda=0.5",
+            "mcts:sims=8,knowledge=1.5",
             "mcts:foo=1",
             "mcts:sims",
         ] {

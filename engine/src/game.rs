@@ -315,6 +315,16 @@ pub trait Game: Clone + Eq + Hash + Debug + Send + Sync + 'static {
         None
     }
 
+    /// Hand-written knowledge for the search: a prior weight for each of `actions` (this
+    /// position's legal actions, in any order), from the game's own AI's candidate moves, or
+    /// `None` where the game has none to offer here (the default). Weights are non-negative,
+    /// one per action; the search normalises them. Called once per move at the root (MCTS
+    /// agents with `knowledge=F`), so it may cost what one of the game's AI's moves costs.
+    fn knowledge_priors(&self, actions: &[Self::Action]) -> Option<Vec<f32>> {
+        let _ = actions;
+        None
+    }
+
     /// Plays uniformly random actions (chance actions by their probabilities) to the end of the
     /// game. Games may override this with a faster equivalent.
     fn random_playout(&mut self, rng: &mut Rng) {

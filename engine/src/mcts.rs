@@ -29,11 +29,23 @@ pub struct MctsConfig {
     pub score_scale: f32,
     /// The progress callback is called every this many simulations (and at the end).
     pub progress_every: u64,
+    /// Weight of the game's hand-written root priors ([`Game::knowledge_priors`], e.g. the
+    /// user's TriGolden AI's candidate turns) mixed into the root's once it is expanded:
+    /// `p ← (1 − k)·p + k·knowledge`. 0 (the default): none; 1: only the game's candidates
+    /// get prior mass.
+    pub knowledge: f32,
 }
 
 impl Default for MctsConfig {
     fn default() -> Self {
-        MctsConfig { c_puct: 1.5, fpu_reduction: 0.1, batch_size: 1, score_scale: 3.0, progress_every: 1024 }
+        MctsConfig {
+            c_puct: 1.5,
+            fpu_reduction: 0.1,
+            batch_size: 1,
+            score_scale: 3.0,
+            progress_every: 1024,
+            knowledge: 0.0,
+        }
     }
 }
 
@@ -133,6 +145,8 @@ pub struct Mcts<G: Game> {
     nodes: Vec<Node<G::Action>>,
     max_depth: u32,
     chance_buf: Vec<(G::Action, f32)>,
+    /// Whether the current root has had its knowledge priors considered.
+    root_knowledge: bool,
 }
 
 impl<G: Game> Mcts<G> {
@@ -144,6 +158,7 @@ impl<G: Game> Mcts<G> {
             nodes: vec![Node::new(None, 1.0)],
             max_depth: 0,
             chance_buf: Vec::new(),
+            root_knowledge: false,
         }
     }
 
@@ -173,11 +188,13 @@ impl<G: Game> Mcts<G> {
         self.nodes.clear();
         self.nodes.push(Node::new(None, 1.0));
         self.max_depth = 0;
+        self.root_knowledge = false;
     }
 
     /// Moves the root to the child reached by `action`, keeping its subtree (subtree reuse).
     /// The action need not have been searched; it must be legal at the root.
     pub fn advance(&mut self, action: G::Action) {
+        self.root_knowledge = false;
         let mut next = self.root_state.clone();
         next.play_unchecked(action);
         let root = &self.nodes[0];
@@ -376,6 +393,9 @@ impl<G: Game> Mcts<G> {
                     self.backup(p, leaf.value.clamp(-1.0, 1.0), true);
                 }
             }
+            if !self.root_knowledge && self.nodes[0].expanded() {
+                self.apply_root_knowledge();
+            }
             sims += done_now + leaves.len() as u64;
             if sims >= next_report {
                 next_report = sims + self.config.progress_every.max(1);
@@ -388,6 +408,25 @@ impl<G: Game> Mcts<G> {
         }
         progress(&self.progress(sims, start.elapsed()));
         sims
+    }
+
+    /// Mixes [`Game::knowledge_priors`] into the expanded root's priors at weight
+    /// `config.knowledge` (once per root).
+    fn apply_root_knowledge(&mut self) {
+        self.root_knowledge = true;
+        let k = self.config.knowledge;
+        if k <= 0.0 || !matches!(self.root_state.to_move(), Actor::Player(_)) {
+            return;
+        }
+        let actions: Vec<G::Action> =
+            self.children(0).map(|c| self.nodes[c].action.expect("children have actions")).collect();
+        let Some(w) = self.root_state.knowledge_priors(&actions) else { return };
+        let sum: f32 = w.iter().sum();
+        if w.len() != actions.len() || !sum.is_finite() || sum <= 0.0 || w.iter().any(|x| *x < 0.0) {
+            return;
+        }
+        let w: Vec<f32> = w.iter().map(|x| x / sum).collect();
+        self.mix_root_priors(&w, k.min(1.0));
     }
 
     fn progress(&self, sims: u64, elapsed: Duration) -> Progress<G::Action> {

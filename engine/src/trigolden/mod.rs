@@ -696,6 +696,22 @@ impl Game for TriGolden {
     const NAME: &'static str = "trigolden";
     const STATE_VERSION: u8 = 1;
 
+    /// At a turn start, the first clicks of the user's AI's candidate turns
+    /// ([`seed::candidates`]: scoring links, else the best co-live pairs, never a turn that
+    /// loses by arbitration when another exists) weigh 1 and every other click 0. `None` in
+    /// the middle of a turn, and where the candidates hold every legal click (nothing to
+    /// prefer).
+    fn knowledge_priors(&self, actions: &[Action]) -> Option<Vec<f32>> {
+        if !self.at_turn_start() || self.outcome().is_some() {
+            return None;
+        }
+        let firsts: Vec<Action> =
+            seed::candidates(self).into_iter().filter_map(|t| t.first().copied()).collect();
+        let w: Vec<f32> = actions.iter().map(|a| if firsts.contains(a) { 1.0 } else { 0.0 }).collect();
+        let hits = w.iter().filter(|&&x| x > 0.0).count();
+        (hits > 0 && hits < actions.len()).then_some(w)
+    }
+
     fn new_game(options: &Options) -> Self {
         let mut stock = [[0u8; 8]; 2];
         for (i, s) in options.shapes.shapes.iter().enumerate() {

@@ -695,3 +695,56 @@ fn dead_edge_kinds_agree_with_a_floating_point_oracle() {
     eprintln!("{checked} dead edges checked: {poked} poked, {clamped} clamped");
     assert!(poked > 0 && clamped > 0);
 }
+
+#[test]
+fn knowledge_priors_are_the_seed_ais_first_clicks_and_lead_the_search_there() {
+    use crate::mcts::{Budget, Mcts, MctsConfig};
+    let (mut checked, mut mixed) = (0, 0);
+    let mut rng = crate::rng_from_seed(9);
+    random_game(61, &mut |g| {
+        if g.outcome().is_some() || g.turns_played() == 0 || g.turns_played() % 3 != 1 {
+            return;
+        }
+        let mut actions = Vec::new();
+        g.legal_actions(&mut actions);
+        let priors = g.knowledge_priors(&actions);
+        if !g.at_turn_start() {
+            assert!(priors.is_none(), "no knowledge in the middle of a turn");
+            return;
+        }
+        let firsts: Vec<Action> = seed::candidates(g).iter().map(|t| t[0]).collect();
+        checked += 1;
+        let Some(w) = priors else {
+            // Nothing to prefer: every legal click starts a candidate turn.
+            assert!(actions.iter().all(|a| firsts.contains(a)));
+            return;
+        };
+        assert_eq!(w.len(), actions.len());
+        for (a, &x) in actions.iter().zip(&w) {
+            assert_eq!(x > 0.0, firsts.contains(a), "{a}");
+        }
+        // With knowledge = 1 the root's prior mass is all on the candidates, spread evenly;
+        // with 0 the priors stay uniform.
+        for k in [1.0f32, 0.0] {
+            let mut t = Mcts::new(g.clone(), MctsConfig { knowledge: k, ..MctsConfig::default() });
+            t.search(&crate::eval::Uniform, Budget::sims(8), &mut rng, &mut |_| {});
+            let kids = t.root_children();
+            let hits = kids.iter().filter(|c| firsts.contains(&c.action)).count() as f32;
+            for c in &kids {
+                let want = match (k > 0.0, firsts.contains(&c.action)) {
+                    (true, true) => 1.0 / hits,
+                    (true, false) => 0.0,
+                    (false, _) => 1.0 / kids.len() as f32,
+                };
+                assert!(
+                    (c.prior - want).abs() < 1e-5,
+                    "k {k}: {} has prior {}, want {want}",
+                    c.action,
+                    c.prior
+                );
+            }
+        }
+        mixed += 1;
+    });
+    assert!(checked >= 5 && mixed >= 3, "{checked} turn starts, {mixed} with knowledge");
+}
