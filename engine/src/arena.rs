@@ -153,7 +153,8 @@ pub struct Elo {
 }
 
 fn elo_of(score: f64) -> f64 {
-    -400.0 * (1.0 / score - 1.0).log10()
+    // `+ 0.0` turns an even score's −0 into 0, so it prints as "0", not "-0".
+    -400.0 * (1.0 / score - 1.0).log10() + 0.0
 }
 
 /// Estimates the Elo difference from per-match points (1, ½, 0) with a normal 95% interval on
@@ -231,6 +232,7 @@ mod tests {
     fn elo_is_zero_for_even_and_signed_otherwise() {
         let e = elo(&[1.0, 0.0, 0.5, 0.5]);
         assert!(e.diff.abs() < 1e-9 && e.lo < 0.0 && e.hi > 0.0);
+        assert_eq!(format!("{:+.0}", elo(&[1.0]).diff), "+0", "one match is clamped to even");
         let e = elo(&[1.0, 1.0, 1.0, 0.0]);
         assert!((e.diff - 190.8).abs() < 0.5, "{e:?}");
         let e = elo(&[1.0; 10]);
