@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use engine::agent::{AgentSpec, NetLoader};
-use engine::arena::{Elo, Tally, play_match_from};
+use engine::arena::{EloBounds, Tally, play_match_from};
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
 use engine::game::Game;
@@ -50,16 +50,19 @@ pub struct ArenaReport {
     pub points_a: f64,
     /// A's total score over all games.
     pub score_a: i64,
-    /// Elo of A minus B.
-    pub elo: f64,
-    /// 95% interval, low end.
-    pub elo_lo: f64,
-    /// 95% interval, high end.
-    pub elo_hi: f64,
+    /// Elo of A minus B; `null` (unbounded) when A scored 0% or 100% of the points.
+    pub elo: Option<f64>,
+    /// 95% interval, low end; `null` when unbounded below.
+    pub elo_lo: Option<f64>,
+    /// 95% interval, high end; `null` when unbounded above.
+    pub elo_hi: Option<f64>,
     /// Wall time in seconds.
     pub seconds: f64,
     /// Per-match points of A, in match order.
     pub per_match: Vec<f64>,
+    /// Every game as a record `zeroplay render` reads: (file name, text), in match order.
+    #[serde(skip)]
+    pub records: Vec<(String, String)>,
 }
 
 /// Runs the command.
@@ -111,7 +114,11 @@ pub fn run(args: ArenaArgs) -> Result<()> {
     print_report(&report);
     if let Some(dir) = args.out {
         save(&dir, &cfg, &report)?;
-        info!(dir = %dir.display(), "saved config.toml and results.json");
+        println!(
+            "saved {}: config.toml, results.json and {} game records in games/ (zeroplay render reads them)",
+            dir.display(),
+            report.records.len()
+        );
     }
     Ok(())
 }
@@ -121,6 +128,11 @@ fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
     let header = "# The resolved configuration of this arena run (defaults, file and flags combined).\n";
     std::fs::write(dir.join("config.toml"), format!("{header}{}", toml::to_string(cfg)?))?;
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(report)?)?;
+    let games = dir.join("games");
+    std::fs::create_dir_all(&games).with_context(|| format!("creating {}", games.display()))?;
+    for (name, text) in &report.records {
+        std::fs::write(games.join(name), text.replace("THIS_FILE", &games.join(name).display().to_string()))?;
+    }
     Ok(())
 }
 
@@ -153,7 +165,8 @@ pub fn run_arena<G: Game>(
     let started = Instant::now();
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
-    let mut results: Vec<(usize, engine::arena::MatchRecord<G>)> = Vec::with_capacity(cfg.matches as usize);
+    type Played<G> = (usize, Vec<<G as Game>::Action>, engine::arena::MatchRecord<G>);
+    let mut results: Vec<Played<G>> = Vec::with_capacity(cfg.matches as usize);
     std::thread::scope(|s| {
         for _ in 0..threads {
             let tx = tx.clone();
@@ -168,13 +181,13 @@ pub fn run_arena<G: Game>(
                         break;
                     }
                     let seed = engine::derive_seed(cfg.seed, i as u64);
-                    let start = engine::arena::random_opening(
+                    let (start, opening) = engine::arena::random_opening_with_actions(
                         G::new_game(opts),
                         cfg.opening_plies,
                         &mut engine::rng_from_seed(seed ^ 0x0be1),
                     );
                     let m = play_match_from(&start, agent_a.as_mut(), agent_b.as_mut(), seed);
-                    if tx.send((i, m)).is_err() {
+                    if tx.send((i, opening, m)).is_err() {
                         break;
                     }
                 }
@@ -182,27 +195,31 @@ pub fn run_arena<G: Game>(
         }
         drop(tx);
         let mut tally = Tally::default();
-        for (i, m) in rx {
+        for (i, opening, m) in rx {
             tally.add(&m);
-            results.push((i, m));
+            results.push((i, opening, m));
             bar.inc(1);
-            if let Some(e) = tally.elo() {
-                bar.set_message(format!(
-                    "A {}-{}-{}  Elo {:+.0} [{:+.0}, {:+.0}]",
-                    tally.wins, tally.draws, tally.losses, e.diff, e.lo, e.hi
-                ));
+            if let Some(e) = tally.elo_bounds() {
+                bar.set_message(format!("A {}-{}-{}  Elo {}", tally.wins, tally.draws, tally.losses, e));
             }
         }
     });
     bar.finish_and_clear();
-    results.sort_by_key(|(i, _)| *i);
+    results.sort_by_key(|(i, _, _)| *i);
     let mut tally = Tally::default();
     let mut games = 0;
-    for (_, m) in &results {
+    let mut records = Vec::new();
+    let width = cfg.matches.to_string().len().max(3);
+    for (i, opening, m) in &results {
         tally.add(m);
         games += m.games.len() as u32;
+        let seed = engine::derive_seed(cfg.seed, *i as u64);
+        for (k, g) in m.games.iter().enumerate() {
+            let name = format!("match-{:0width$}-game-{}.txt", i + 1, k + 1);
+            records.push((name, game_record::<G>(cfg, a, b, *i, seed, k, opening, g)));
+        }
     }
-    let e = tally.elo().unwrap_or(Elo { diff: 0.0, lo: 0.0, hi: 0.0, score: 0.5 });
+    let e = tally.elo_bounds().unwrap_or(EloBounds { diff: Some(0.0), lo: None, hi: None, score: 0.5 });
     Ok(ArenaReport {
         game: G::NAME.into(),
         agent_a: a.to_string(),
@@ -220,24 +237,117 @@ pub fn run_arena<G: Game>(
         elo_hi: e.hi,
         seconds: started.elapsed().as_secs_f64(),
         per_match: tally.points,
+        records,
     })
+}
+
+/// One game as a text file `zeroplay render` (and any reader of the notation) replays: a
+/// commented header, the opening's actions, then the game's, from the game's start position.
+#[allow(clippy::too_many_arguments)]
+fn game_record<G: Game>(
+    cfg: &ArenaConfig,
+    a: &AgentSpec,
+    b: &AgentSpec,
+    index: usize,
+    seed: u64,
+    game: usize,
+    opening: &[G::Action],
+    record: &engine::arena::GameRecord<G>,
+) -> String {
+    let (first, second) = if game == 0 { (("A", a), ("B", b)) } else { (("B", b), ("A", a)) };
+    let o = record.outcome;
+    let result = match o.decisive {
+        Some(w) => format!(
+            "{} seat wins outright (the other had no legal move); scores {}–{}",
+            if w == engine::game::Seat::First { "first" } else { "second" },
+            o.scores[0],
+            o.scores[1]
+        ),
+        None => format!("scores {}–{} (first seat – second seat)", o.scores[0], o.scores[1]),
+    };
+    let mut t = format!(
+        "# zeroplay arena game record: zeroplay render {} THIS_FILE -o board.svg\n\
+         # game {} of match {} of {} (arena seed {}, match seed {seed})\n\
+         # first seat: {} = {}\n# second seat: {} = {}\n# result: {result}\n",
+        G::NAME,
+        game + 1,
+        index + 1,
+        cfg.matches,
+        cfg.seed,
+        first.0,
+        first.1,
+        second.0,
+        second.1,
+    );
+    if cfg.options != crate::config::GameOptions::default() {
+        t.push_str("# the game options differ from the defaults (see the arena's config.toml): render\n# needs the same ones\n");
+    }
+    let line = |t: &mut String, actions: &[G::Action]| {
+        for chunk in actions.chunks(8) {
+            let words: Vec<String> = chunk.iter().map(ToString::to_string).collect();
+            t.push_str(&words.join(" "));
+            t.push('\n');
+        }
+    };
+    if !opening.is_empty() {
+        t.push_str(&format!(
+            "# random opening ({} actions, the same in both games of the match)\n",
+            opening.len()
+        ));
+        line(&mut t, opening);
+        t.push_str("# the game\n");
+    }
+    line(&mut t, &record.actions);
+    t
+}
+
+/// `1 match`, `2 matches`.
+fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Prints the summary.
 pub fn print_report(r: &ArenaReport) {
-    println!("arena: {} — {} matches ({} games) in {:.1}s", r.game, r.matches, r.games, r.seconds);
+    println!(
+        "arena: {} — {}, {}, in {:.1}s",
+        r.game,
+        count(u64::from(r.matches), "match", "matches"),
+        count(u64::from(r.games), "game", "games"),
+        r.seconds
+    );
+    if r.games < 2 * r.matches {
+        println!(
+            "  (a match is two games with the seats swapped; {} ended after game 1, which a player \
+             without a legal move decided)",
+            2 * r.matches - r.games
+        );
+    }
     println!("  A = {}", r.agent_a);
     println!("  B = {}", r.agent_b);
     println!(
-        "  A wins {}, draws {}, losses {}  ({} decided by a player with no legal move)",
+        "  matches: A won {}, drew {}, lost {}  ({} decided by a player with no legal move)",
         r.wins, r.draws, r.losses, r.decisive
     );
     let pct = 100.0 * r.points_a / r.matches.max(1) as f64;
-    println!("  points: A {:.1} – B {:.1}  ({pct:.1}%)", r.points_a, r.matches as f64 - r.points_a);
     println!(
-        "  score: A {:+} over all games ({:+.2} per game)",
+        "  match points: A {:.1} – B {:.1}  ({pct:.1}%; 1 a match won, ½ drawn)",
+        r.points_a,
+        r.matches as f64 - r.points_a
+    );
+    println!(
+        "  game score: A {:+} over {} ({:+.2} per game; each game's final points difference, A's view)",
         r.score_a,
+        count(u64::from(r.games), "game", "games"),
         r.score_a as f64 / r.games.max(1) as f64
     );
-    println!("  Elo (A − B): {:+.0}  95% interval [{:+.0}, {:+.0}]", r.elo, r.elo_lo, r.elo_hi);
+    let e = EloBounds {
+        diff: r.elo,
+        lo: r.elo_lo,
+        hi: r.elo_hi,
+        score: r.points_a / f64::from(r.matches.max(1)),
+    };
+    println!("  Elo (A − B): {e}");
+    if r.matches < 2 {
+        println!("  (one match says little: play more with -n)");
+    }
 }

@@ -7,21 +7,22 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// zeroplay — self-play, search and training for TriGolden (頂鑫棋), Battle Number (拚數棋)
 /// and Banqi (暗棋).
 ///
-/// Agents are named by spec strings:
+/// Agents (arena, play) are named by spec strings:
 ///   random                          a uniformly random legal click
 ///   mcts:sims=800,eval=rollout      MCTS, 800 simulations per turn, random-playout leaves
 ///                                   (the user's own AI)
 ///   mcts:time=200ms,eval=uniform    MCTS with a time budget per turn, uniform leaves
 ///   mcts:time=200ms,eval=net,model=runs/local/trainer/models/best.safetensors,batch=8
 ///                                   MCTS with a trained network at the leaves
-/// MCTS keys: sims, time (200ms, 1.5s), eval (rollout|uniform|net), playouts, model (a model
-/// file, for eval=net), mix (margin share of the network's value, default 0.5), cpuct, fpu,
-/// batch (leaves per evaluation), scale (score scale of the leaf value, default 3), lambda
-/// (share of a random playout in the network's leaf value), knowledge (share of the root's
-/// prior mass put on the game's own AI's candidate moves; TriGolden has them).
 ///   trigolden-seed:time=500ms       the user's own TriGolden AI
+///
+/// MCTS keys: sims, time (200ms, 1.5s), eval (rollout|uniform|net), playouts, model (a
+/// model file, for eval=net), mix (margin share of the network's value, default 0.5),
+/// cpuct, fpu, batch (leaves per evaluation), scale (score scale of the leaf value, default
+/// 3), lambda (share of a random playout in the network's leaf value), knowledge (share of
+/// the root's prior mass put on the game's own AI's candidate moves; TriGolden has them).
 #[derive(Debug, Parser)]
-#[command(name = "zeroplay", version, about, long_about, max_term_width = 100)]
+#[command(name = "zeroplay", version, about, long_about, verbatim_doc_comment, max_term_width = 100)]
 pub struct Cli {
     /// Log more (debug level). `RUST_LOG` overrides.
     #[arg(short, long, global = true)]
@@ -34,6 +35,19 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The command line as clap should read it: `zeroplay help --help` (or `-h`) asks what `help`
+/// does, which clap's built-in `help` subcommand refuses (it takes only subcommand names), so
+/// it is read as `zeroplay --help`, whose list explains `help`.
+pub fn normalize_args<I: IntoIterator<Item = std::ffi::OsString>>(args: I) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let asks_help = |a: &std::ffi::OsString| a == "--help" || a == "-h";
+    if v.len() >= 3 && v[1] == "help" && v[2..].iter().any(asks_help) {
+        v.truncate(1);
+        v.push("--help".into());
+    }
+    v
 }
 
 /// Subcommands.
@@ -49,15 +63,18 @@ pub enum Command {
     ///
     /// Example: zeroplay perft battlenumber 4
     Perft(PerftArgs),
-    /// Draw a position as SVG: pieces coloured by owner and numbered, the last turn
-    /// outlined, braced points marked, the scores.
+    /// Draw a position as SVG: replay a game file and draw the board it reaches (TriGolden:
+    /// pieces coloured by owner and numbered, the last turn outlined, braced points marked,
+    /// the scores; Battle Number and Banqi: the board as the play server draws it).
     ///
     /// The game file lists the actions from the start, separated by spaces or newlines (`#`
-    /// starts a comment), as `zeroplay arena` and the engine print them: `open:A` for the
-    /// opening piece, `3.1:B'2` for a piece on piece 3's edge 1, shape B mirrored, by its own
-    /// edge 2.
+    /// starts a comment), in the notation `zeroplay arena --out DIR` saves its games in
+    /// (DIR/games/*.txt). TriGolden: `open:A` for the opening piece, `0.1:B'2` for a piece
+    /// on piece 0's edge 1, shape B mirrored, by its own edge 2 (pieces are numbered from 0).
+    /// Battle Number: one click each (`d3`, `S1r0`). Banqi: `e1e2`, a flip `f0f0` followed by
+    /// the piece it reveals, `=G`.
     ///
-    /// Example: zeroplay render trigolden game.txt -o board.svg
+    /// Example: zeroplay render trigolden runs/arena-1/games/match-001-game-1.txt -o board.svg
     Render(RenderArgs),
     /// Play an agent in the terminal.
     ///
@@ -79,7 +96,10 @@ pub enum Command {
     ///
     /// Example: zeroplay serve --model runs/local/trainer/models/best.safetensors
     Serve(ServeArgs),
-    /// Measure: coordinator ingest with simulated workers, and more (see `bench --help`).
+    /// Measure: `ingest` (coordinator games/s with simulated workers), `worker` (a real
+    /// worker's overhead outside game play), `net` (training and inference speed of the
+    /// network, MCTS simulations/s) and `serve` (the play server under load). Figures are
+    /// in docs/benchmarks.md.
     ///
     /// Example: zeroplay bench ingest --workers 8,64,512
     Bench(crate::bench_cmd::BenchArgs),
@@ -168,8 +188,14 @@ pub struct TrainArgs {
     /// Coordinator to publish promoted models to (none: keep them in the run directory).
     #[arg(long)]
     pub coordinator: Option<String>,
-    /// The trainer role's bearer token.
-    #[arg(long, env = "ZEROPLAY_TRAINER_TOKEN", default_value = "change-me-trainer-token")]
+    /// The trainer role's bearer token (or set ZEROPLAY_TRAINER_TOKEN; its value is never
+    /// printed).
+    #[arg(
+        long,
+        env = "ZEROPLAY_TRAINER_TOKEN",
+        hide_env_values = true,
+        default_value = "change-me-trainer-token"
+    )]
     pub token: String,
     /// Directory of Parquet files (overrides the config).
     #[arg(long)]
@@ -415,18 +441,18 @@ pub struct PerftArgs {
 /// `zeroplay render`.
 #[derive(Debug, Args)]
 pub struct RenderArgs {
-    /// The game (TriGolden only so far).
+    /// The game.
     #[arg(value_enum)]
     pub game: GameName,
-    /// The game file: actions from the start.
+    /// The game file: actions from the start (as `arena --out` saves them).
     pub file: PathBuf,
     /// Output SVG file.
     #[arg(short, long, default_value = "board.svg")]
     pub out: PathBuf,
-    /// TriGolden scoring mode.
+    /// TriGolden scoring mode (TriGolden only).
     #[arg(long, value_enum, default_value = "bracer")]
     pub scoring: ScoringArg,
-    /// TriGolden shape table file (default: the A/B/C set).
+    /// TriGolden shape table file (default: the A/B/C set; TriGolden only).
     #[arg(long)]
     pub pieces: Option<PathBuf>,
 }

@@ -161,6 +161,13 @@ mod tests {
         let t: trainer::pipeline::PipelineConfig = load(Some(&root.join("configs/train.toml"))).unwrap();
         t.validate().unwrap();
         assert_eq!(t, trainer::pipeline::PipelineConfig::default(), "the example shows the defaults");
+        // The trainer reads what the coordinator writes when both run on their shipped configs.
+        assert_eq!(
+            t.data_dir,
+            c.data_dir.join("games"),
+            "train.toml's data_dir is not the coordinator's games"
+        );
+        assert!(t.run_dir.starts_with(&c.data_dir), "train.toml's run_dir is outside the coordinator's run");
     }
 
     #[test]

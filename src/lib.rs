@@ -12,6 +12,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod logging;
+pub mod model_doc;
 pub mod netload;
 pub mod perft_cmd;
 pub mod pipeline_cmd;

@@ -1,5 +1,6 @@
 //! `zeroplay coordinator`, `zeroplay worker` and `zeroplay local` (both in one process).
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -325,27 +326,56 @@ pub fn local(args: LocalArgs) -> Result<()> {
         // The worker first, so it can submit what it has finished; then the coordinator.
         let _ = stop_worker_tx.send(true);
         let report = worker.await??;
+        // Counted after the worker's last submissions, so the figure is what the Parquet
+        // files hold once the coordinator has flushed them on stop.
+        if let Ok(s) = status.status(pb::StatusRequest {}).await {
+            last = s.into_inner();
+        }
         let _ = stop_tx.send(true);
         coord.await??;
         info!(?report, "worker report");
         println!(
-            "done: {} games stored in this run directory ({} positions) after {:.0}s; Parquet files in {}",
+            "done: {} games stored in this run directory ({} this session, {} positions) after {:.0}s; Parquet files in {}",
             last.games_stored,
+            last.games_stored.saturating_sub(base),
             last.positions_stored,
             started.elapsed().as_secs_f64(),
             data_dir.join("games").display()
         );
         if let Some(h) = history {
-            println!(
-                "\nmodels (Elo relative to the user's rollout AI; the plot is {}):",
-                data_dir.join("trainer/ratings.svg").display()
-            );
-            print!("{}", trainer::pipeline::summary(&h));
-            println!(
-                "best model: {}",
-                trainer::pipeline::best_model_path(&data_dir.join("trainer")).display()
-            );
+            print!("{}", run_report(&h, &data_dir.join("trainer"), tcfg.min_new_positions));
         }
         Ok(())
     })
+}
+
+/// What a trainer's run directory holds at the end of `local` or `train`: the models with
+/// their Elo, the plot and the best model, naming only files that exist.
+pub fn run_report(history: &[trainer::pipeline::RatingEntry], run_dir: &Path, min_new: usize) -> String {
+    let mut out = String::new();
+    if history.is_empty() {
+        out.push_str(&format!(
+            "\nno model trained yet: the trainer starts its first round after {min_new} new positions\n"
+        ));
+        return out;
+    }
+    let plot = run_dir.join("ratings.svg");
+    let plot_note = if plot.exists() { format!("; the plot is {}", plot.display()) } else { String::new() };
+    out.push_str(&format!("\nmodels (Elo relative to the user's rollout AI{plot_note}):\n"));
+    // Files as paths from here, not from the run directory.
+    let here: Vec<_> = history
+        .iter()
+        .map(|e| trainer::pipeline::RatingEntry {
+            file: run_dir.join(&e.file).display().to_string(),
+            ..e.clone()
+        })
+        .collect();
+    out.push_str(&trainer::pipeline::summary(&here));
+    let best = trainer::pipeline::best_model_path(run_dir);
+    if best.exists() {
+        out.push_str(&format!("best model: {}\n", best.display()));
+    } else {
+        out.push_str("no model promoted yet: every candidate so far lost its gating match\n");
+    }
+    out
 }

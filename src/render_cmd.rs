@@ -1,24 +1,35 @@
 //! `zeroplay render`: a game file replayed and drawn as SVG.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+use engine::banqi::Banqi;
+use engine::battlenumber::BattleNumber;
 use engine::game::Game;
-use engine::trigolden::{ScoringMode, TriGolden, render};
+use engine::trigolden::{ScoringMode, TriGolden};
 
 use crate::cli::{GameName, RenderArgs, ScoringArg};
 use crate::config::TrigoldenOptions;
 
-/// Replays the actions in `text` from the start; errors name the action and why.
+/// Replays the actions in `text` (separated by spaces or newlines, `#` starts a comment) from
+/// the start of game `G`; errors name the action and why.
+///
+/// # Errors
+/// An action that cannot be read or is not legal where it is played.
+pub fn replay_game<G: Game>(text: &str, options: &G::Options) -> Result<G> {
+    let mut g = G::new_game(options);
+    let words = text.lines().flat_map(|l| l.split('#').next().unwrap_or("").split_whitespace());
+    for (i, w) in words.enumerate() {
+        let a = g.parse_action(w).with_context(|| format!("action {} ({w:?})", i + 1))?;
+        g.play(a).with_context(|| format!("action {} ({w}) is not legal here", i + 1))?;
+    }
+    Ok(g)
+}
+
+/// Replays a TriGolden game file ([`replay_game`] for TriGolden).
 ///
 /// # Errors
 /// An action that cannot be read or is not legal where it is played.
 pub fn replay(text: &str, options: &engine::trigolden::Options) -> Result<TriGolden> {
-    let mut g = TriGolden::new_game(options);
-    let words = text.lines().flat_map(|l| l.split('#').next().unwrap_or("").split_whitespace());
-    for (i, w) in words.enumerate() {
-        let a = g.parse_action(w).with_context(|| format!("action {} ({w:?})", i + 1))?;
-        g.play(a).with_context(|| format!("action {} ({w}) at turn {}", i + 1, g.turns_played() + 1))?;
-    }
-    Ok(g)
+    replay_game::<TriGolden>(text, options)
 }
 
 /// Runs the command.
@@ -26,30 +37,53 @@ pub fn replay(text: &str, options: &engine::trigolden::Options) -> Result<TriGol
 /// # Errors
 /// An unreadable or illegal game file, a bad shape table, an unwritable output.
 pub fn run(args: RenderArgs) -> Result<()> {
-    if args.game != GameName::Trigolden {
-        bail!("render draws TriGolden positions only (Battle Number boards print in `zeroplay play`)");
-    }
-    let scoring = match args.scoring {
-        ScoringArg::Bracer => ScoringMode::Bracer,
-        ScoringArg::Trigolden => ScoringMode::Trigolden,
-        ScoringArg::SameOwner => ScoringMode::SameOwner,
-    };
-    let options = TrigoldenOptions::new(scoring, args.pieces, false).engine().map_err(anyhow::Error::msg)?;
     let text =
         std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
-    let g = replay(&text, &options).with_context(|| format!("{}", args.file.display()))?;
-    std::fs::write(&args.out, render::svg(&g)).with_context(|| format!("writing {}", args.out.display()))?;
-    let [a, b] = g.scores();
-    println!(
-        "{} pieces, {} turns played, scores {a}–{b}{}: {}",
-        g.pieces().len(),
-        g.turns_played(),
-        match g.outcome() {
-            Some(o) if o.decisive.is_some() => " (arbitration)",
-            Some(_) => " (game over)",
-            None => "",
-        },
-        args.out.display()
-    );
+    let file = args.file.display().to_string();
+    let (svg, summary) = match args.game {
+        GameName::Trigolden => {
+            let scoring = match args.scoring {
+                ScoringArg::Bracer => ScoringMode::Bracer,
+                ScoringArg::Trigolden => ScoringMode::Trigolden,
+                ScoringArg::SameOwner => ScoringMode::SameOwner,
+            };
+            let options =
+                TrigoldenOptions::new(scoring, args.pieces, false).engine().map_err(anyhow::Error::msg)?;
+            let g = replay(&text, &options).context(file)?;
+            let [a, b] = g.scores();
+            let summary = format!(
+                "{} pieces, {} turns played, scores {a}–{b}{}",
+                g.pieces().len(),
+                g.turns_played(),
+                ending(g.outcome())
+            );
+            (engine::trigolden::render::svg(&g), summary)
+        }
+        GameName::Battlenumber => {
+            let g = replay_game::<BattleNumber>(&text, &Default::default()).context(file)?;
+            (engine::battlenumber::render::svg(&g), generic_summary(&g))
+        }
+        GameName::Banqi => {
+            let g = replay_game::<Banqi>(&text, &Default::default()).context(file)?;
+            (engine::banqi::render::svg(&g), generic_summary(&g))
+        }
+    };
+    std::fs::write(&args.out, svg).with_context(|| format!("writing {}", args.out.display()))?;
+    println!("{summary}: {}", args.out.display());
     Ok(())
+}
+
+fn ending(o: Option<engine::game::Outcome>) -> &'static str {
+    match o {
+        Some(o) if o.decisive.is_some() => " (decided: a player had no legal move)",
+        Some(_) => " (game over)",
+        None => "",
+    }
+}
+
+fn generic_summary<G: Game>(g: &G) -> String {
+    match g.outcome() {
+        Some(o) => format!("game over, scores {}–{}{}", o.scores[0], o.scores[1], ending(Some(o))),
+        None => "game not over".into(),
+    }
 }

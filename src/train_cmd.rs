@@ -12,9 +12,7 @@ use engine::trigolden::TriGolden;
 use engine::{Features, Game};
 use trainer::gate::GateResult;
 use trainer::metrics::TrainerMetrics;
-use trainer::pipeline::{
-    Candidate, Gated, Gatekeeper, LocalGate, OpponentRef, PipelineConfig, run_observed, summary,
-};
+use trainer::pipeline::{Candidate, Gated, Gatekeeper, LocalGate, OpponentRef, PipelineConfig, run_observed};
 use zeroplay_proto::v1 as pb;
 use zeroplay_worker::WorkerConfig;
 
@@ -32,8 +30,11 @@ pub fn gatekeeper<G: Features>(
     let Some(url) = coordinator else {
         return Ok(Box::new(Local::<G>(std::marker::PhantomData)));
     };
-    let client =
-        zeroplay_worker::client(&WorkerConfig { coordinator: url, token, ..WorkerConfig::default() })?;
+    // The lazy channel spawns its connection task on the current runtime: build it inside.
+    let client = {
+        let _inside = rt.enter();
+        zeroplay_worker::client(&WorkerConfig { coordinator: url, token, ..WorkerConfig::default() })?
+    };
     Ok(Box::new(CoordinatorGate { rt, client, stop, game: G::NAME, feature_version: G::FEATURE_VERSION }))
 }
 
@@ -161,8 +162,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
         "trigolden" => train_game::<TriGolden>(&cfg, &device, h, c, t, &stop, &metrics)?,
         _ => train_game::<BattleNumber>(&cfg, &device, h, c, t, &stop, &metrics)?,
     };
-    println!("{}", summary(&history));
-    println!("ratings plot: {}", cfg.run_dir.join("ratings.svg").display());
+    print!("{}", crate::pipeline_cmd::run_report(&history, &cfg.run_dir, cfg.min_new_positions));
     Ok(())
 }
 
@@ -228,7 +228,10 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
         "tensors": tensors,
     });
     std::fs::write(out.join("model.json"), serde_json::to_string_pretty(&doc)?)?;
-    let mut md = model_md(&meta.game);
+    // This file's own figures, so the note cannot disagree with the weights it describes.
+    let mut md = model_md(&meta.game)
+        .replace("`feature_len` floats", &format!("{} floats", meta.feature_len))
+        .replace("version `feature_version`", &format!("version {}", meta.feature_version));
     md.push_str("\n## Tensors in this file\n\n| name | dtype | shape |\n|---|---|---|\n");
     for t in doc["tensors"].as_array().into_iter().flatten() {
         md.push_str(&format!(
@@ -267,7 +270,7 @@ fn model_md(game: &str) -> String {
 }
 
 /// The layers every zeroplay network has, up to its value heads.
-const FORWARD: &str = "    h = relu(x · input.weight + input.bias)
+pub(crate) const FORWARD: &str = "    h = relu(x · input.weight + input.bias)
     for each block i: h = relu(h + (relu(h · blocks.i.a.weight + blocks.i.a.bias) · blocks.i.b.weight + blocks.i.b.bias))
     wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
 ";
@@ -277,8 +280,8 @@ const POINTS_MARGIN: &str = "final score difference, mover's view, points";
 const UTILITY: &str = "\nSearch utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.\n";
 
 const BATTLENUMBER_INPUT: &str =
-    "A residual MLP. Input: the Battle Number feature vector, version `feature_version` (1,003
-floats, from the view of the player to move; the layout is in
+    "A residual MLP. Input: the Battle Number feature vector, version `feature_version`
+(`feature_len` floats, from the view of the player to move; the layout is in
 `engine/src/battlenumber/features.rs`).";
 
 const BATTLENUMBER_POLICY: (&str, &str) = (
@@ -288,8 +291,8 @@ with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.",
 );
 
 const BANQI_INPUT: &str =
-    "A residual MLP. Input: the Banqi feature vector, version `feature_version` (563 floats: 17
-planes of 32 squares, then 19 scalars, from the view of the player to move, or of the player
+    "A residual MLP. Input: the Banqi feature vector, version `feature_version`
+(`feature_len` floats: planes of 32 squares, then scalars, from the view of the player to move, or of the player
 whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`).";
 
 const BANQI_MARGIN: &str =
@@ -301,8 +304,8 @@ const BANQI_POLICY: (&str, &str) = (
 `32·f + t`; a flip of square `s` → `33·s`. Mask to the legal moves, then softmax.",
 );
 
-const TRIGOLDEN_INPUT: &str =
-    "A residual MLP. Input: the TriGolden feature vector, version `feature_version` (56 floats:
+const TRIGOLDEN_INPUT: &str = "A residual MLP. Input: the TriGolden feature vector, version `feature_version`
+(`feature_len` floats:
 turn, scores, stock, methods, edge states and the single, double and co-live links of both
 players, from the view of the player to move; the layout is in
 `engine/src/trigolden/features.rs`).";

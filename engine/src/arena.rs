@@ -113,8 +113,16 @@ pub fn play_match_from<G: Game>(
 /// start reached before the game would end (so the result is never finished and a turn is
 /// never half played).
 pub fn random_opening<G: Game>(start: G, plies: u32, rng: &mut Rng) -> G {
+    random_opening_with_actions(start, plies, rng).0
+}
+
+/// [`random_opening`], with the actions that lead from `start` to the opening (so a game
+/// record can be replayed from the start position). Draws the same random numbers.
+pub fn random_opening_with_actions<G: Game>(start: G, plies: u32, rng: &mut Rng) -> (G, Vec<G::Action>) {
     let mut state = start.clone();
     let mut last_good = start;
+    let mut played = Vec::new();
+    let mut kept = 0;
     let mut actions = Vec::new();
     let mut chances = Vec::new();
     for _ in 0..plies {
@@ -129,14 +137,17 @@ pub fn random_opening<G: Game>(start: G, plies: u32, rng: &mut Rng) -> G {
             }
         };
         state.play_unchecked(a);
+        played.push(a);
         if state.outcome().is_some() {
             break;
         }
         if state.at_turn_start() {
             last_good = state.clone();
+            kept = played.len();
         }
     }
-    last_good
+    played.truncate(kept);
+    (last_good, played)
 }
 
 /// An Elo difference with its 95% confidence interval.
@@ -176,6 +187,51 @@ pub fn elo(points: &[f64]) -> Elo {
         lo: elo_of(clamp(mean - 1.96 * se)),
         hi: elo_of(clamp(mean + 1.96 * se)),
         score: mean,
+    }
+}
+
+/// An Elo estimate for reporting, honest at the edges: `None` where a value is unbounded.
+/// A score of 0% or 100% has no finite estimate (`diff` is `None`: −∞ or +∞ by `score`),
+/// and an interval that reaches 0% or 100% is open on that side. (The clamped [`elo`] stays
+/// for chaining ratings, which need finite numbers.)
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct EloBounds {
+    /// Estimated Elo of A minus B; `None` when A scored 0% or 100%.
+    pub diff: Option<f64>,
+    /// Lower end of the 95% interval; `None`: unbounded below.
+    pub lo: Option<f64>,
+    /// Upper end of the 95% interval; `None`: unbounded above.
+    pub hi: Option<f64>,
+    /// A's mean points per match.
+    pub score: f64,
+}
+
+/// [`EloBounds`] from per-match points (1, ½, 0): the normal 95% interval on the mean, its
+/// variance floored at that of one draw in `n` matches.
+///
+/// # Panics
+/// If `points` is empty.
+pub fn elo_bounds(points: &[f64]) -> EloBounds {
+    assert!(!points.is_empty(), "no matches");
+    let n = points.len() as f64;
+    let mean = points.iter().sum::<f64>() / n;
+    let var = (points.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / n).max(0.25 / n);
+    let se = (var / n).sqrt();
+    let finite = |s: f64| (s > 0.0 && s < 1.0).then(|| elo_of(s));
+    EloBounds { diff: finite(mean), lo: finite(mean - 1.96 * se), hi: finite(mean + 1.96 * se), score: mean }
+}
+
+impl std::fmt::Display for EloBounds {
+    /// `+89, 95% interval [-150, +400]`; unbounded ends print as `-inf` / `+inf`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let v = |x: Option<f64>, inf: &str| x.map_or_else(|| inf.to_string(), |x| format!("{x:+.0}"));
+        let diff = v(self.diff, if self.score <= 0.0 { "-inf" } else { "+inf" });
+        write!(f, "{diff}, 95% interval [{}, {}]", v(self.lo, "-inf"), v(self.hi, "+inf"))?;
+        if self.diff.is_none() {
+            let side = if self.score <= 0.0 { "no points" } else { "every point" };
+            write!(f, " (A took {side}: no finite estimate, only the bound)")?;
+        }
+        Ok(())
     }
 }
 
@@ -220,6 +276,11 @@ impl Tally {
     pub fn elo(&self) -> Option<Elo> {
         (!self.points.is_empty()).then(|| elo(&self.points))
     }
+
+    /// The Elo estimate for reporting, unbounded at 0% and 100% (None before any match).
+    pub fn elo_bounds(&self) -> Option<EloBounds> {
+        (!self.points.is_empty()).then(|| elo_bounds(&self.points))
+    }
 }
 
 #[cfg(test)]
@@ -238,6 +299,42 @@ mod tests {
         let e = elo(&[1.0; 10]);
         assert!(e.diff.is_finite() && e.diff > 300.0);
         assert!(e.lo < e.diff - 50.0, "a sweep still has a real interval: {e:?}");
+    }
+
+    #[test]
+    fn reported_elo_is_unbounded_at_the_edges_and_open_for_one_match() {
+        // A sweep has no finite estimate; its interval is bounded on the losing side only.
+        let e = elo_bounds(&[0.0; 4]);
+        assert_eq!((e.diff, e.lo), (None, None));
+        let hi = e.hi.expect("four losses bound the Elo from above");
+        assert!(hi < -150.0, "{e:?}");
+        assert!(e.to_string().starts_with("-inf, 95% interval [-inf, -"), "{e}");
+        let e = elo_bounds(&[1.0; 4]);
+        assert_eq!((e.diff, e.hi), (None, None));
+        assert!(e.to_string().starts_with("+inf"), "{e}");
+        // One drawn match: the estimate is even and the interval excludes nothing.
+        let e = elo_bounds(&[0.5]);
+        assert_eq!(e.to_string(), "+0, 95% interval [-inf, +inf]");
+        // Away from the edges it agrees with the clamped estimate.
+        let (b, c) = (elo_bounds(&[1.0, 1.0, 1.0, 0.0]), elo(&[1.0, 1.0, 1.0, 0.0]));
+        assert!((b.diff.unwrap() - c.diff).abs() < 1e-9);
+        assert!(b.lo.is_some() && (b.hi.is_none() || b.hi.unwrap() > c.diff));
+    }
+
+    #[test]
+    fn opening_actions_replay_to_the_opening() {
+        for seed in 0..20 {
+            let start = BattleNumber::new_game(&Options::default());
+            let rng = || crate::rng_from_seed(seed);
+            let (pos, actions) = random_opening_with_actions(start.clone(), 7, &mut rng());
+            let mut replayed = start.clone();
+            for a in &actions {
+                replayed.play(*a).unwrap();
+            }
+            assert_eq!(crate::game::to_bytes(&replayed), crate::game::to_bytes(&pos));
+            let same = random_opening(start, 7, &mut rng());
+            assert_eq!(crate::game::to_bytes(&same), crate::game::to_bytes(&pos), "the same draws");
+        }
     }
 
     #[test]

@@ -139,6 +139,54 @@ fn corrupt_and_mismatched_models_are_refused() {
     assert!(matches!(model::load::<BattleNumber>(&plain, &dev()), Err(ModelError::MissingKey(_))));
 }
 
+/// `bytes` rewritten by `edit` on its (name, dtype, shape, data) list, metadata kept.
+fn rewrite(
+    bytes: &[u8],
+    edit: impl FnOnce(&mut Vec<(String, safetensors::Dtype, Vec<usize>, Vec<u8>)>),
+) -> Vec<u8> {
+    let (_, header) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
+    let mut list: Vec<_> = st
+        .tensors()
+        .into_iter()
+        .map(|(n, v)| (n, v.dtype(), v.shape().to_vec(), v.data().to_vec()))
+        .collect();
+    edit(&mut list);
+    let views: Vec<(String, safetensors::tensor::TensorView<'_>)> = list
+        .iter()
+        .map(|(n, d, s, b)| (n.clone(), safetensors::tensor::TensorView::new(*d, s.clone(), b).unwrap()))
+        .collect();
+    safetensors::serialize(views, header.metadata().clone()).unwrap()
+}
+
+#[test]
+fn float16_missing_and_extra_tensors_are_refused_by_name() {
+    let bytes = fresh_bytes(11);
+    // Every tensor halved to float16 (as a converter would leave it): refused, no panic.
+    let f16 = rewrite(&bytes, |l| {
+        for (_, d, _, b) in l.iter_mut() {
+            *d = safetensors::Dtype::F16;
+            b.truncate(b.len() / 2);
+        }
+    });
+    let e = model::load::<BattleNumber>(&f16, &dev()).unwrap_err();
+    assert!(matches!(e, ModelError::Weights(_)), "{e}");
+    assert!(e.to_string().contains("`input.weight` is F16") && e.to_string().contains("float32"), "{e}");
+    // A missing tensor is named, in our words (no library hints such as allow_partial).
+    let missing = rewrite(&bytes, |l| l.retain(|(n, ..)| n != "wdl.bias"));
+    let e = model::load::<BattleNumber>(&missing, &dev()).unwrap_err().to_string();
+    assert!(e.contains("tensor `wdl.bias` is missing"), "{e}");
+    assert!(!e.contains("allow_partial"), "{e}");
+    let extra =
+        rewrite(&bytes, |l| l.push(("extra.weight".into(), safetensors::Dtype::F32, vec![1], vec![0; 4])));
+    let e = model::load::<BattleNumber>(&extra, &dev()).unwrap_err().to_string();
+    assert!(e.contains("`extra.weight` is not part of the declared network"), "{e}");
+    assert!(
+        model::load::<BattleNumber>(&rewrite(&bytes, |_| {}), &dev()).is_ok(),
+        "an unchanged rewrite loads"
+    );
+}
+
 #[test]
 fn evaluator_fills_legal_priors_and_seat_relative_values() {
     let slot = Arc::new(ModelSlot::new());

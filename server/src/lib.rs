@@ -306,13 +306,17 @@ pub async fn run(
     if let Some(path) = &cfg.model {
         // Refuse a bad file at start; later bad versions are refused and the old model kept.
         let first = load_file::<BattleNumber>(path).map_err(ServeError::Config)?;
-        models.publish(1, first.0);
+        let v = file_version(path, &first.0.sha256, 0);
+        info!(version = v, path = %path.display(), "serving model file");
+        models.publish(v, first.0);
         let (path, poll, models, stop) = (path.clone(), cfg.model_poll_ms, models.clone(), stop.clone());
         tokio::spawn(async move { watch_file::<BattleNumber>(path, first.1, poll, models, stop).await });
     }
     if let Some(path) = &cfg.banqi_model {
         let first = load_file::<Banqi>(path).map_err(ServeError::Config)?;
-        state.models_bq.publish(1, first.0);
+        let v = file_version(path, &first.0.sha256, 0);
+        info!(version = v, path = %path.display(), "serving Banqi model file");
+        state.models_bq.publish(v, first.0);
         let (path, poll, slot, stop) =
             (path.clone(), cfg.model_poll_ms, state.models_bq.clone(), stop.clone());
         tokio::spawn(async move { watch_file::<Banqi>(path, first.1, poll, slot, stop).await });
@@ -385,6 +389,28 @@ fn load_file<G: engine::Features>(path: &std::path::Path) -> Result<(model::Mode
     Ok((m, stamp))
 }
 
+/// The version a model file has in its trainer's `ratings.json` (beside the file or one
+/// directory up, as `<run>/models/best.safetensors` sits under `<run>/ratings.json`), found by
+/// the file's SHA-256. A file no trainer rated gets a local number after `previous` (files
+/// carry no version of their own: the coordinator numbers a model when it is published).
+fn file_version(path: &std::path::Path, sha256: &str, previous: u64) -> u64 {
+    let dirs = path.parent().into_iter().flat_map(|d| [Some(d), d.parent()]).flatten();
+    for dir in dirs {
+        let Ok(text) = std::fs::read_to_string(dir.join("ratings.json")) else { continue };
+        let Ok(serde_json::Value::Array(entries)) = serde_json::from_str(&text) else { continue };
+        let found = entries.iter().rev().find(|e| e["sha256"].as_str() == Some(sha256));
+        if let Some(v) = found.and_then(|e| e["version"].as_u64()).filter(|&v| v > 0) {
+            return v;
+        }
+    }
+    warn!(
+        path = %path.display(),
+        "no ratings.json beside the model file names it: numbering it locally ({})",
+        previous + 1
+    );
+    previous + 1
+}
+
 async fn watch_file<G: engine::Features>(
     path: PathBuf,
     mut stamp: Stamp,
@@ -402,7 +428,7 @@ async fn watch_file<G: engine::Features>(
         let p = path.clone();
         match tokio::task::spawn_blocking(move || load_file::<G>(&p)).await {
             Ok(Ok((m, _))) => {
-                let v = models.version() + 1;
+                let v = file_version(&path, &m.sha256, models.version());
                 models.publish(v, m);
                 info!(version = v, path = %path.display(), "model file changed: new model loaded");
             }

@@ -371,6 +371,41 @@ fn a_model_file_is_hot_reloaded_and_a_corrupt_replacement_refused() {
 }
 
 #[test]
+fn a_model_file_from_a_trainer_run_is_served_under_its_trainer_version() {
+    // <run>/models/best.safetensors with <run>/ratings.json, as the trainer lays them out.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("models")).unwrap();
+    let path = dir.path().join("models/best.safetensors");
+    let bytes = |steps: u64| {
+        use engine::Features;
+        use engine::battlenumber::BattleNumber;
+        let cfg = model::NetConfig::named("tiny").unwrap();
+        let net =
+            model::ValueNet::new(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &model::cpu());
+        let info = model::ModelInfo { steps, ..Default::default() };
+        model::to_bytes(&net, &model::ModelMeta::for_game::<BattleNumber>(cfg, 10.0, info)).unwrap()
+    };
+    let (v74, v75) = (bytes(74), bytes(75));
+    let entry = |v: u64, b: &[u8]| json!({"version": v, "sha256": model::sha256_hex(b), "promoted": true});
+    let ratings = json!([entry(73, b"other"), entry(74, &v74), entry(75, &v75)]);
+    std::fs::write(dir.path().join("ratings.json"), ratings.to_string()).unwrap();
+    publish(&path, &v74);
+    let s = Server::start(ServeConfig { model: Some(path.clone()), model_poll_ms: 50, ..quick() });
+    assert_eq!(s.ok("GET", "/api/info", None)["model_version"], 74, "not a reload counter");
+    std::thread::sleep(Duration::from_millis(20));
+    publish(&path, &v75);
+    let mut seen = 0;
+    for _ in 0..100 {
+        seen = s.ok("GET", "/api/info", None)["model_version"].as_u64().unwrap();
+        if seen == 75 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(seen, 75, "the promoted successor is served under its own version");
+}
+
+#[test]
 fn a_banqi_game_with_flips_resolved_by_the_hidden_deal_undo_and_replay() {
     let s = Server::start(quick());
     let v = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "second", "seed": 5})));

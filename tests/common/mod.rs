@@ -62,3 +62,27 @@ pub fn venv_tool(name: &str) -> PathBuf {
     assert!(p.exists(), "{name} is not installed at {}; {SETUP}", p.display());
     p
 }
+
+/// The file paths `output` names (words with a `/` whose last part has a known extension, or
+/// that end in `/`) that do not exist relative to `cwd`: a command's summary must not point
+/// at files it did not write.
+pub fn named_paths_missing(output: &str, cwd: &Path) -> Vec<String> {
+    const EXT: [&str; 9] = ["safetensors", "svg", "json", "toml", "parquet", "txt", "md", "csv", "log"];
+    let mut missing = Vec::new();
+    for word in output.split(|c: char| c.is_whitespace() || "`'\"(),;<>".contains(c)) {
+        let w = word.trim_end_matches([':', '.', '…']);
+        if !w.contains('/') || w.contains("://") || w.contains('*') || w.contains('{') {
+            continue;
+        }
+        let last = w.rsplit('/').next().unwrap_or("");
+        let known = last.rsplit_once('.').is_some_and(|(stem, ext)| !stem.is_empty() && EXT.contains(&ext));
+        if !known {
+            continue;
+        }
+        let p = if Path::new(w).is_absolute() { PathBuf::from(w) } else { cwd.join(w) };
+        if !p.exists() {
+            missing.push(w.to_string());
+        }
+    }
+    missing
+}

@@ -61,8 +61,9 @@ impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
             game: "battlenumber".into(),
-            data_dir: PathBuf::from("run/games"),
-            run_dir: PathBuf::from("run/trainer"),
+            // The coordinator's default data_dir is runs/default: its games are read from there.
+            data_dir: PathBuf::from("runs/default/games"),
+            run_dir: PathBuf::from("runs/default/trainer"),
             window_positions: 1_000_000,
             min_new_positions: 50_000,
             steps_per_round: 1000,
@@ -349,11 +350,26 @@ pub fn run_observed<G: Features>(
     let mut round = history.iter().map(|e| e.round).max().unwrap_or(0);
     let mut waiting_for = cfg.min_new_positions;
     let mut fresh = 0usize;
+    let mut list_error: Option<String> = None;
     while !stop.load(Ordering::Relaxed) && cfg.max_rounds.is_none_or(|m| round < m) {
-        fresh += window.refresh::<G>(&cfg.data_dir).unwrap_or_else(|e| {
-            warn!(dir = %cfg.data_dir.display(), error = %e, "cannot list training files");
-            0
-        });
+        fresh += match window.refresh::<G>(&cfg.data_dir) {
+            Ok(n) => {
+                if list_error.take().is_some() {
+                    info!(dir = %cfg.data_dir.display(), "training files readable again");
+                }
+                n
+            }
+            // Said once per distinct error, not every poll: a coordinator that has not yet
+            // written its first file is a normal wait, not a stream of warnings.
+            Err(e) => {
+                let e = e.to_string();
+                if list_error.as_deref() != Some(e.as_str()) {
+                    warn!(dir = %cfg.data_dir.display(), error = %e, "cannot list training files; waiting for them (said once)");
+                    list_error = Some(e);
+                }
+                0
+            }
+        };
         if fresh < waiting_for || window.is_empty() {
             std::thread::sleep(Duration::from_millis(cfg.poll_ms.max(10)));
             continue;

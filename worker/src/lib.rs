@@ -142,9 +142,18 @@ pub type Client = CoordinatorClient<InterceptedService<Channel, Bearer>>;
 
 /// Builds a client for `cfg` (connects lazily and reconnects by itself).
 ///
+/// The lazy channel spawns its connection task on the current Tokio runtime, so the caller
+/// must be inside one (in an `async fn`, or under `Runtime::enter`).
+///
 /// # Errors
-/// [`WorkerError::Config`] for a bad URL, token or certificate.
+/// [`WorkerError::Config`] for a bad URL, token or certificate, and when called outside a
+/// Tokio runtime (which would otherwise panic deep in the transport).
 pub fn client(cfg: &WorkerConfig) -> Result<Client, WorkerError> {
+    if tokio::runtime::Handle::try_current().is_err() {
+        return Err(WorkerError::Config(
+            "a coordinator client needs a Tokio runtime (call it inside one)".into(),
+        ));
+    }
     let mut ep = Endpoint::from_shared(cfg.coordinator.clone())
         .map_err(|e| WorkerError::Config(format!("coordinator URL {:?}: {e}", cfg.coordinator)))?
         .connect_timeout(Duration::from_secs(5))

@@ -1,35 +1,8 @@
 //! Banqi's network encoding ([`Features`]).
 //!
-//! # Features (version 1), from the view of the seat to move
+//! The layout below is also `LAYOUT_DOC`, which docs/model-format.md is generated from.
 //!
-//! At a chance node (a flip being resolved) the view is the flipping seat's. Before the first
-//! flip no colour is anyone's; the encoding then treats red as the mover's (the pool is
-//! symmetric, so nothing depends on it).
-//!
-//! 17 planes of 32 squares (index `plane · 32 + square`, square = row · 8 + column), then 19
-//! scalars:
-//!
-//! | planes | meaning |
-//! |---|---|
-//! | 0–6 | the mover's face-up pieces by kind (G, A, E, R, H, C, S) |
-//! | 7–13 | the opponent's face-up pieces by kind |
-//! | 14 | face-down squares |
-//! | 15 | empty squares |
-//! | 16 | the square being flipped (chance node) |
-//!
-//! | scalar | meaning |
-//! |---|---|
-//! | 0–6 | the mover's face-down pieces by kind, ÷ the set's count of that kind |
-//! | 7–13 | the opponent's face-down pieces by kind, ÷ the set's count |
-//! | 14 | face-down pieces in all, ÷ 32 |
-//! | 15 | plies since the last flip or capture, ÷ 60 |
-//! | 16 | earlier occurrences of this position, ÷ 2 (a third draws) |
-//! | 17 | 1 once colours are assigned |
-//! | 18 | 1 at a chance node |
-//!
-//! # Action index (policy head, 1,024 entries)
-//! `Move { from, to }` → `32 · from + to`; `Flip(s)` → `33 · s` (from = to, as the external
-//! notation writes it). Reveals are chance outcomes and have no index.
+#![doc = include_str!("features.md")]
 
 use super::{Action, Banqi, Colour, EMPTY, FACE_DOWN, Kind, NO_PROGRESS_LIMIT, SQUARES};
 use crate::features::Features;
@@ -37,6 +10,9 @@ use crate::game::Seat;
 
 const PLANES: usize = 17;
 const SCALARS: usize = 19;
+/// The feature layout as Markdown (this module's documentation; docs/model-format.md is
+/// generated from it).
+pub const LAYOUT_DOC: &str = include_str!("features.md");
 
 impl Features for Banqi {
     const FEATURE_VERSION: u32 = 1;
@@ -82,5 +58,19 @@ impl Features for Banqi {
 
     fn perspective(&self) -> Seat {
         self.side
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+
+    #[test]
+    fn layout_doc_states_the_encoders_counts() {
+        let doc = LAYOUT_DOC.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(doc.contains(&format!("(version {})", Banqi::FEATURE_VERSION)), "{doc}");
+        assert!(doc.contains(&format!("{PLANES} planes of {SQUARES} squares")), "{doc}");
+        assert!(doc.contains(&format!("then {SCALARS} scalars")), "{doc}");
+        assert!(doc.contains("(policy head, 1,024 entries)") && Banqi::POLICY_LEN == 1024, "{doc}");
     }
 }

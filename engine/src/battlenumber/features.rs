@@ -1,42 +1,8 @@
 //! Battle Number's network encoding ([`Features`]).
 //!
-//! # Features (version 2), from the mover's view
+//! The layout below is also `LAYOUT_DOC`, which docs/model-format.md is generated from.
 //!
-//! 20 planes of 49 squares (index `plane · 49 + square`, square = row · 7 + column), then 23
-//! scalars:
-//!
-//! | planes | meaning |
-//! |---|---|
-//! | 0–4 | the mover's pieces by kind (S1, D2, C2, T3, X0) |
-//! | 5–9 | the opponent's pieces by kind |
-//! | 10–13 | squares whose piece has a solid edge on side N, E, S, W |
-//! | 14 | empty squares |
-//! | 15 | the squares the mover may click now |
-//! | 16 | the chosen placement square (mid-placement) |
-//! | 17 | the squares of the extraction path so far |
-//! | 18 | the square the extraction path is on |
-//! | 19 | the squares the opponent could place on, were it to move now (placement phase) |
-//!
-//! | scalar | meaning |
-//! |---|---|
-//! | 0–4 | the mover's hand by kind, ÷ 5 |
-//! | 5–9 | the opponent's hand by kind, ÷ 5 |
-//! | 10 | 1 in the placement phase |
-//! | 11, 12 | extractions made by the mover, by the opponent, ÷ 5 |
-//! | 13 | extraction totals, mover − opponent, ÷ 10 |
-//! | 14 | the placement score from the mover's view, ÷ 10 (0 until the board fills) |
-//! | 15 | the region score of the board as it stands, mover's view, ÷ 10 |
-//! | 16 | 1 if the mover is the first seat |
-//! | 17 | 1 at the start of a turn (nothing chosen yet) |
-//! | 18 | placements made by the mover, ÷ 25 |
-//! | 19, 20 | legal (square, kind, rotation) placements of the mover, of the opponent, ÷ 50 |
-//! | 21, 22 | squares the mover, the opponent could place on, ÷ 49 |
-//!
-//! Version 2 added plane 19 and scalars 19–22: most decided games end with a player left
-//! without a legal placement, and version 1 showed only the mover's squares.
-//!
-//! # Action index (policy head, 69 entries)
-//! `Square(s)` → `s` (0–48); `Piece(kind, rot)` → `49 + 4 · kind + rot` (49–68).
+#![doc = include_str!("features.md")]
 
 use super::{Action, BattleNumber, Kind, SQUARES, bitboard::Squares};
 use crate::features::Features;
@@ -44,6 +10,9 @@ use crate::game::Game;
 
 const PLANES: usize = 20;
 const SCALARS: usize = 23;
+/// The feature layout as Markdown (this module's documentation; docs/model-format.md is
+/// generated from it).
+pub const LAYOUT_DOC: &str = include_str!("features.md");
 
 fn plane(out: &mut [f32], p: usize, mask: u64) {
     for sq in Squares(mask) {
@@ -130,6 +99,16 @@ pub fn action_at(i: usize) -> Option<Action> {
 mod tests {
     use super::*;
     use crate::game::Seat;
+
+    #[test]
+    fn layout_doc_states_the_encoders_counts() {
+        let doc = LAYOUT_DOC.split_whitespace().collect::<Vec<_>>().join(" ");
+        let v = BattleNumber::FEATURE_VERSION;
+        assert!(doc.contains(&format!("(version {v})")), "{doc}");
+        assert!(doc.contains(&format!("{PLANES} planes of {SQUARES} squares")), "{doc}");
+        assert!(doc.contains(&format!("then {SCALARS} scalars")), "{doc}");
+        assert!(doc.contains(&format!("policy head, {} entries)", BattleNumber::POLICY_LEN)), "{doc}");
+    }
 
     #[test]
     fn action_index_round_trips_and_is_dense() {

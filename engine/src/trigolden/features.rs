@@ -7,39 +7,9 @@
 //! decide the game: points come from single and double links, and a player left without a
 //! co-live pair loses by arbitration.
 //!
-//! # Features (version 1), from the view of the seat to move ("mover")
+//! The layout below is also `LAYOUT_DOC`, which docs/model-format.md is generated from.
 //!
-//! 56 scalars, each scaled to about `[0, 1]` (or `[-1, 1]` for differences):
-//!
-//! | index | meaning |
-//! |---|---|
-//! | 0 | 1 if the mover is the first player |
-//! | 1 | complete turns played ÷ turns in a game |
-//! | 2 | 1 in the middle of a two-piece turn (one piece placed) |
-//! | 3 | 1 if this turn places a single piece (the opening, or the last turn) |
-//! | 4 | (mover's points − opponent's) ÷ 10 |
-//! | 5 | tanh((mover's points − opponent's) ÷ 6) |
-//! | 6, 7 | mover's, opponent's points ÷ 20 |
-//! | 8–15 | mover's stock by shape (table order, 8 slots) ÷ that shape's count |
-//! | 16–23 | opponent's stock by shape ÷ that shape's count |
-//! | 24, 25 | mover's, opponent's stock in all ÷ pieces per player |
-//! | 26, 27 | methods the mover, the opponent can use now (shape in stock) ÷ 64 |
-//! | 28, 29 | opponent pieces the mover can attach to; mover pieces the opponent can ÷ 16 |
-//! | 30–34 | the mover's pieces' edges by state (live, glued, poked, clamped, suffocated) ÷ 32 |
-//! | 35–39 | the opponent's pieces' edges by state ÷ 32 |
-//! | 40–43 | mover's single links: count ÷ 16, best net points ÷ 5, scoring ones ÷ 8, sum of positive net points ÷ 10 |
-//! | 44–47 | the same for the opponent's single links |
-//! | 48–50 | mover's double links: count ÷ 16, best net points ÷ 5, scoring ones ÷ 8 |
-//! | 51–53 | the same for the opponent's double links |
-//! | 54 | mover's co-live pairs ÷ 32 |
-//! | 55 | opponent's co-live pairs ÷ 32 |
-//!
-//! "Net points" of a link are its owner's points minus the other player's if it were played.
-//! A link belongs to the player who could place it (the opponent of its target's owner).
-//!
-//! TriGolden has no fixed action space (a placement is named by the piece it attaches to),
-//! so there is no policy head: [`Features::POLICY_LEN`] is 0 and the search's priors stay
-//! uniform.
+#![doc = include_str!("features.md")]
 //!
 //! Reading the links costs about 0.1 ms on a new position (the tracker works out each target
 //! piece's pairs once), so the trainer encodes TriGolden positions once, when it loads them
@@ -51,6 +21,9 @@ use crate::features::Features;
 use crate::game::Seat;
 
 const LEN: usize = 56;
+/// The feature layout as Markdown (this module's documentation; docs/model-format.md is
+/// generated from it).
+pub const LAYOUT_DOC: &str = include_str!("features.md");
 
 /// Counts of one player's single or double links: how many, the best net points, how many
 /// score, the sum of positive net points.
@@ -190,6 +163,15 @@ mod tests {
     use super::*;
     use crate::game::Game;
     use rand::RngExt;
+
+    #[test]
+    fn layout_doc_states_the_encoders_counts() {
+        let doc = LAYOUT_DOC.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(doc.contains(&format!("(version {})", TriGolden::FEATURE_VERSION)), "{doc}");
+        assert!(doc.contains(&format!("{} scalars", TriGolden::FEATURE_LEN)), "{doc}");
+        // The table's last row is the last index.
+        assert!(doc.contains(&format!("| {} |", TriGolden::FEATURE_LEN - 1)), "{doc}");
+    }
 
     fn encode(g: &TriGolden) -> Vec<f32> {
         let mut x = vec![f32::NAN; TriGolden::FEATURE_LEN];

@@ -14,7 +14,7 @@
 //! player who starts a turn without a co-live pair, or on the last turn without any legal
 //! placement) is a decisive win for that player.
 
-mod features;
+pub mod features;
 pub mod render;
 pub mod seed;
 pub mod shapes;
