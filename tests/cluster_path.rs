@@ -161,12 +161,22 @@ fn compose_command_lines_run_the_whole_cluster_path_on_loopback() {
         );
         std::thread::sleep(Duration::from_millis(250));
     };
-    let ratings: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("data/trainer/ratings.json")).expect("the trainer's ratings.json"),
-    )
-    .unwrap();
-    let promoted =
-        ratings.as_array().unwrap().iter().find(|e| e["promoted"] == true).expect("a promoted entry");
+    // The trainer learns the decision by polling the coordinator: wait for its record too.
+    let promoted = loop {
+        cluster.assert_running(&all);
+        let ratings = std::fs::read_to_string(dir.join("data/trainer/ratings.json")).unwrap_or_default();
+        let ratings: serde_json::Value = serde_json::from_str(&ratings).unwrap_or_default();
+        let found = ratings.as_array().and_then(|r| r.iter().find(|e| e["promoted"] == true).cloned());
+        if let Some(p) = found {
+            break p;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "the trainer never recorded the promotion: {ratings}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let ratings = &promoted;
     assert_eq!(promoted["version"].as_u64(), Some(served), "{ratings}");
     assert!(promoted["matches"].as_u64().unwrap() >= 1, "gated on the worker: {ratings}");
     let status = cluster.status().expect("coordinator status");
@@ -175,7 +185,7 @@ fn compose_command_lines_run_the_whole_cluster_path_on_loopback() {
     // A person's game: the AI moves with the promoted network.
     let (st, body) =
         http(&serve_addr, "POST", "/api/games", r#"{"game":"battlenumber","ai_seat":"first"}"#).unwrap();
-    assert_eq!(st, 200, "{body}");
+    assert_eq!(st, 201, "{body}");
     let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"].as_str().unwrap().to_string();
     let (st, body) = http(&serve_addr, "POST", &format!("/api/games/{id}/ai?ms=200"), "").unwrap();
     assert_eq!(st, 200, "{body}");

@@ -69,7 +69,7 @@ pub fn venv_tool(name: &str) -> PathBuf {
 pub fn named_paths_missing(output: &str, cwd: &Path) -> Vec<String> {
     const EXT: [&str; 9] = ["safetensors", "svg", "json", "toml", "parquet", "txt", "md", "csv", "log"];
     let mut missing = Vec::new();
-    for word in output.split(|c: char| c.is_whitespace() || "`'\"(),;<>".contains(c)) {
+    for word in output.split(|c: char| c.is_whitespace() || "`'\"(),;<>=".contains(c)) {
         let w = word.trim_end_matches([':', '.', '…']);
         if !w.contains('/') || w.contains("://") || w.contains('*') || w.contains('{') {
             continue;
