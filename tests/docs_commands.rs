@@ -129,8 +129,11 @@ impl Drop for Background {
     }
 }
 
-const TINY_TRAIN: &str = "min_new_positions = 300\nsteps_per_round = 5\nmax_rounds = 1\npoll_ms = 200\n\
-    [train]\nnet = \"tiny\"\nbatch_size = 32\n[gate]\nmatches = 1\nsims = 4\nopening_plies = 2\nthreshold = 0.0\n";
+/// One round of a tiny network on `{min_new}` positions, gated in one quick match that any
+/// candidate passes (the commands after `local` need its best model).
+const TINY_TRAIN: &str = "min_new_positions = {min_new}\nsteps_per_round = 5\nmax_rounds = 1\npoll_ms = 200\n\
+    [train]\nnet = \"tiny\"\nbatch_size = 32\n\
+    [gate]\nmatches = 1\nsims = 4\nopening_plies = 2\nthreshold = 0.0\nlambda = 0.0\n";
 
 /// What `uci` reads: the handshake, the start position, a short search.
 const UCI_SCRIPT: &str = "uci\nisready\nucinewgame\n\
@@ -178,8 +181,11 @@ fn scale(args: &[String], work: &Path, coord_port: u16) -> (Vec<String>, Option<
     match a[0].as_str() {
         "local" => {
             let tiny = work.join("docs-tiny-train.toml");
-            std::fs::write(&tiny, TINY_TRAIN).unwrap();
-            a.extend(["--sims", "8", "--slots", "2", "--minutes", "4", "--train-config"].map(String::from));
+            // TriGolden's games are short in positions and slow to play: fewer of them.
+            let min_new = if a.iter().any(|w| w == "trigolden") { "100" } else { "300" };
+            std::fs::write(&tiny, TINY_TRAIN.replace("{min_new}", min_new)).unwrap();
+            // The time limit only bounds a stuck run: the trainer's one round ends it.
+            a.extend(["--sims", "8", "--slots", "2", "--minutes", "8", "--train-config"].map(String::from));
             a.push(tiny.to_str().unwrap().into());
         }
         "arena" => {
@@ -352,6 +358,7 @@ fn every_documented_command_runs_as_written() {
             cmd.env(k, env_value(k, v));
         }
         eprintln!("{}: zeroplay {}", c.place, args.join(" "));
+        let started = Instant::now();
         let printed = match args[0].as_str() {
             "coordinator" | "worker" | "serve" | "train" => run_server(cmd, &c.place, &c.line),
             _ => {
@@ -377,6 +384,7 @@ fn every_documented_command_runs_as_written() {
         if args[0] == "uci" {
             assert!(printed.contains("uciok") && printed.contains("bestmove"), "{}: {printed}", c.place);
         }
+        eprintln!("  ... {:.1}s", started.elapsed().as_secs_f64());
         let missing = named_paths_missing(&printed, work);
         assert!(
             missing.is_empty(),
