@@ -547,7 +547,7 @@ impl Coordinator for CoordinatorService {
             .into());
         }
         // The file itself: a zeroplay model for the announced game and encoding.
-        let file_meta = model::check(&data)
+        let file_meta = modelfile::check(&data)
             .map_err(|e| CoordError::InvalidArgument(format!("not a usable model file: {e}")))?;
         if file_meta.game != meta.game_kind || file_meta.feature_version != meta.encoding_version {
             return Err(CoordError::InvalidArgument(format!(

@@ -2,49 +2,8 @@
 
 use burn::nn::{Linear, LinearConfig, Relu};
 use burn::prelude::*;
-use serde::{Deserialize, Serialize};
 
-/// Network sizes. Named sizes: [`NetConfig::named`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetConfig {
-    /// Width of the hidden layers.
-    pub hidden: usize,
-    /// Residual blocks (two layers each) after the input layer.
-    pub blocks: usize,
-}
-
-impl NetConfig {
-    /// The named sizes, smallest first.
-    pub const NAMES: [&'static str; 4] = ["tiny", "small", "medium", "large"];
-
-    /// A named size: `tiny` (64 wide, 1 block), `small` (128, 2), `medium` (256, 3) or
-    /// `large` (512, 4).
-    pub fn named(name: &str) -> Option<NetConfig> {
-        let (hidden, blocks) = match name {
-            "tiny" => (64, 1),
-            "small" => (128, 2),
-            "medium" => (256, 3),
-            "large" => (512, 4),
-            _ => return None,
-        };
-        Some(NetConfig { hidden, blocks })
-    }
-
-    /// Checks the sizes are sane.
-    ///
-    /// # Errors
-    /// A description of the bad size.
-    pub fn validate(&self) -> Result<(), String> {
-        if !(1..=4096).contains(&self.hidden) {
-            return Err(format!("hidden width {} is outside 1..=4096", self.hidden));
-        }
-        if self.blocks > 32 {
-            return Err(format!("{} residual blocks is more than 32", self.blocks));
-        }
-        Ok(())
-    }
-}
+pub use modelfile::NetConfig;
 
 /// One residual block: `x + W₂ · relu(W₁ · x)`, then relu.
 #[derive(Module, Debug)]
