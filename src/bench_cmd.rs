@@ -1017,19 +1017,15 @@ fn components(pool: &[pb::GameRecord], record_bytes: usize, parent: Option<&Path
 // ---------------------------------------------------------------------------------------------
 // bench worker.
 
-/// CPU and wall seconds of one spool write as the worker does it (temporary name, fsync,
-/// rename), averaged over `n` files of `bytes` bytes, on this thread.
+/// CPU and wall seconds of one spool write as the worker does it ([`durable::write_atomic`]:
+/// temporary name, fsync, rename, fsync the directory), averaged over `n` files of `bytes` bytes, on this thread.
 fn spool_cost(dir: &Path, bytes: usize, n: usize) -> Result<(f64, f64)> {
     std::fs::create_dir_all(dir)?;
     let data = vec![0x5au8; bytes];
     let me = || std::fs::read_to_string("/proc/thread-self/schedstat").ok().and_then(|s| schedstat(&s));
     let (cpu0, t) = (me(), Instant::now());
     for i in 0..n {
-        let path = dir.join(format!("{i:032x}.pb"));
-        let tmp = dir.join(format!("{i:032x}.pb.tmp"));
-        std::fs::write(&tmp, &data)?;
-        std::fs::File::open(&tmp)?.sync_all()?;
-        std::fs::rename(&tmp, &path)?;
+        durable::write_atomic(&dir.join(format!("{i:032x}.pb")), &data)?;
     }
     let wall = t.elapsed().as_secs_f64() / n as f64;
     let cpu = match (cpu0, me()) {

@@ -173,20 +173,15 @@ pub fn write_file(
     rows: &[PositionRow],
     engine_version: &str,
 ) -> Result<u64, WriteError> {
-    let tmp = dir.join(format!("{name}.tmp"));
+    let path = dir.join(name);
+    let tmp = durable::tmp_path(&path);
     // A failed write (a full disk) leaves nothing behind: neither the partial temporary file
     // nor, if only the directory sync failed, a finished file the manifest will not list.
     if let Err(e) = write_tmp(&tmp, rows, engine_version) {
         let _ = std::fs::remove_file(&tmp);
         return Err(e);
     }
-    let path = dir.join(name);
-    let renamed = std::fs::rename(&tmp, &path).and_then(|()| File::open(dir)?.sync_all());
-    if let Err(e) = renamed {
-        let _ = std::fs::remove_file(&tmp);
-        let _ = std::fs::remove_file(&path);
-        return Err(e.into());
-    }
+    durable::persist(&tmp, &path)?;
     Ok(std::fs::metadata(&path)?.len())
 }
 

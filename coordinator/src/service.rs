@@ -571,11 +571,7 @@ impl Coordinator for CoordinatorService {
                 .map_or(0, |m| m.version);
             std::fs::create_dir_all(&dir).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let path = dir.join(format!("model-{version:06}.bin"));
-            let tmp = path.with_extension("tmp");
-            let io = |e: std::io::Error| CoordError::Unavailable(e.to_string());
-            std::fs::write(&tmp, &data).map_err(io)?;
-            std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
-            std::fs::rename(&tmp, &path).map_err(io)?;
+            durable::write_atomic(&path, &data).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let entry = ModelEntry {
                 version,
                 game_kind: meta.game_kind,

@@ -338,7 +338,7 @@ impl Remote {
             }
             f.sync_all().map_err(loc)?;
             drop(f);
-            std::fs::rename(&part, local).map_err(loc)?;
+            durable::persist(&part, local).map_err(loc)?;
             Ok(n)
         }
         .await;

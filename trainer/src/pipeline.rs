@@ -243,16 +243,12 @@ impl<G: Features> Gatekeeper for LocalGate<'_, G> {
     }
 }
 
-/// Writes `bytes` to `path` durably (temporary name, fsync, rename).
+/// Writes `bytes` to `path` durably ([`durable::write_atomic`]).
 ///
 /// # Errors
 /// The I/O failure, with the path.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let tmp = path.with_extension("tmp");
-    let io = |e: std::io::Error| format!("{}: {e}", path.display());
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::File::open(&tmp).and_then(|f| f.sync_all()).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    durable::write_atomic(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn bar(len: u64, msg: &str) -> ProgressBar {

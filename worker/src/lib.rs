@@ -669,19 +669,12 @@ pub fn game_record<G: Game>(
     }
 }
 
-/// Writes a submission to the spool durably (temporary name, fsync, rename).
+/// Writes a submission to the spool durably (`<id>.pb.tmp`, fsync, rename, fsync the directory).
 fn spool(dir: &Path, req: &pb::SubmitGameRequest) -> std::io::Result<PathBuf> {
     let id = req.game.as_ref().map_or("unknown", |g| g.game_id.as_str());
     let path = dir.join(format!("{id}.pb"));
-    let tmp = dir.join(format!("{id}.pb.tmp"));
-    let written = std::fs::write(&tmp, req.encode_to_vec())
-        .and_then(|()| std::fs::File::open(&tmp)?.sync_all())
-        .and_then(|()| std::fs::rename(&tmp, &path));
-    if let Err(e) = written {
-        // A partial file (a full disk) would only take the room the next try needs.
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    // A partial file (a full disk) is removed: it would only take the room the next try needs.
+    durable::write_atomic(&path, &req.encode_to_vec())?;
     Ok(path)
 }
 
