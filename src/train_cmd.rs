@@ -14,7 +14,6 @@ use trainer::gate::GateResult;
 use trainer::metrics::TrainerMetrics;
 use trainer::pipeline::{Candidate, Gated, Gatekeeper, LocalGate, OpponentRef, PipelineConfig, run_observed};
 use zeroplay_proto::v1 as pb;
-use zeroplay_worker::WorkerConfig;
 
 use crate::cli::{ExportArgs, TrainArgs};
 use crate::config::load;
@@ -33,7 +32,7 @@ pub fn gatekeeper<G: Features>(
     // The lazy channel spawns its connection task on the current runtime: build it inside.
     let client = {
         let _inside = rt.enter();
-        zeroplay_worker::client(&WorkerConfig { coordinator: url, token, ..WorkerConfig::default() })?
+        zeroplay_client::connect(&zeroplay_client::ClientConfig { coordinator: url, token, ca_cert: None })?
     };
     Ok(Box::new(CoordinatorGate { rt, client, stop, game: G::NAME, feature_version: G::FEATURE_VERSION }))
 }
@@ -53,7 +52,7 @@ impl<G: Features> Gatekeeper for Local<G> {
 /// worker) if it passes; this polls `GateStatus` until it has decided.
 struct CoordinatorGate {
     rt: tokio::runtime::Handle,
-    client: zeroplay_worker::Client,
+    client: zeroplay_client::Client,
     stop: Arc<AtomicBool>,
     game: &'static str,
     feature_version: u32,
@@ -64,7 +63,7 @@ impl Gatekeeper for CoordinatorGate {
         let gate = c.gating.then_some(c.settings);
         let version = self
             .rt
-            .block_on(zeroplay_worker::publish_model(
+            .block_on(zeroplay_client::publish_model(
                 &mut self.client,
                 self.game,
                 self.feature_version,

@@ -843,7 +843,7 @@ async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
         let (c, w, stop) = (connect(run.addr, WORKER), wcfg.clone(), stop.clone());
         tasks.push(tokio::spawn(async move {
             let f = move || stop.load(std::sync::atomic::Ordering::Relaxed);
-            zeroplay_worker::follow_models(c, s, &w, &f).await
+            zeroplay_worker::follow_models(c, s, w.backoff(), &f).await
         }));
     }
     let t = std::time::Instant::now();

@@ -322,20 +322,21 @@ pub async fn run(
         tokio::spawn(async move { watch_file::<Banqi>(path, first.1, poll, slot, stop).await });
     }
     if let Some(url) = &cfg.coordinator {
-        let wcfg = zeroplay_worker::WorkerConfig {
+        let ccfg = zeroplay_client::ClientConfig {
             coordinator: url.clone(),
             token: cfg.token.clone(),
-            ..Default::default()
+            ca_cert: None,
         };
-        let client = zeroplay_worker::client(&wcfg).map_err(|e| ServeError::Config(e.to_string()))?;
+        let client = zeroplay_client::connect(&ccfg).map_err(|e| ServeError::Config(e.to_string()))?;
         let (models, models_bq, stop) = (models.clone(), state.models_bq.clone(), stop.clone());
         tokio::spawn(async move {
             let s = move || stop.load(Ordering::Relaxed);
-            let slots = zeroplay_worker::ModelSlots::from_slots(vec![
+            let slots = zeroplay_client::ModelSlots::from_slots(vec![
                 (<BattleNumber as engine::game::Game>::NAME.to_string(), models),
                 (<Banqi as engine::game::Game>::NAME.to_string(), models_bq),
             ]);
-            zeroplay_worker::follow_models(client, slots, &wcfg, &s).await
+            let backoff = zeroplay_client::Backoff { initial_ms: 200, max_ms: 10_000 };
+            zeroplay_client::follow_models(client, slots, backoff, &s).await
         });
     }
     {
