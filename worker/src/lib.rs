@@ -506,6 +506,107 @@ fn process_cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
+/// The submitter task: sends each spooled game (`done_rx`) until acknowledged; at shutdown one
+/// more bounded try each, the rest stay spooled for the next run.
+async fn submitter(state: Arc<State>, mut client: Client, mut done_rx: mpsc::UnboundedReceiver<PathBuf>) {
+    while let Some(path) = done_rx.recv().await {
+        if state.stop.load(Ordering::Relaxed) {
+            submit_file(&mut client, &state, &path, Some(Instant::now() + Duration::from_secs(3))).await;
+        } else {
+            submit_file(&mut client, &state, &path, None).await;
+        }
+    }
+}
+
+/// The leaser task: keeps every slot fed with leases (`lease_tx`), backing off on failures;
+/// returns when `stop_leasing` is notified or the slots are gone. Leases it cannot hand to a
+/// slot are recorded as abandoned, so they are handed back.
+async fn leaser(
+    state: Arc<State>,
+    mut client: Client,
+    lease_tx: mpsc::Sender<pb::Lease>,
+    stop_leasing: Arc<tokio::sync::Notify>,
+) {
+    let mut attempt = 0;
+    let abandon = |state: &State, l: pb::Lease| {
+        state.active.lock().expect("not poisoned").remove(&l.lease_id);
+        state.abandoned.lock().expect("not poisoned").push(l.lease_id);
+    };
+    loop {
+        let permit = tokio::select! {
+            _ = stop_leasing.notified() => return,
+            p = lease_tx.reserve() => match p {
+                Ok(p) => p,
+                Err(_) => return,
+            },
+        };
+        let want = lease_tx.capacity() as u32 + 1;
+        let req = pb::LeaseRequest { worker_id: state.id(), max_positions: want };
+        match client.lease_positions(req).await {
+            Ok(r) => {
+                attempt = 0;
+                let leases = r.into_inner().leases;
+                if leases.is_empty() {
+                    drop(permit);
+                    tokio::select! {
+                        _ = stop_leasing.notified() => return,
+                        _ = tokio::time::sleep(Duration::from_millis(200)) => continue,
+                    }
+                }
+                state.active.lock().expect("not poisoned").extend(leases.iter().map(|l| l.lease_id));
+                if state.stop.load(Ordering::Relaxed) {
+                    leases.into_iter().for_each(|l| abandon(&state, l));
+                    return;
+                }
+                let mut leases = leases.into_iter();
+                permit.send(leases.next().expect("not empty"));
+                for l in leases {
+                    if let Err(e) = lease_tx.try_send(l) {
+                        let (mpsc::error::TrySendError::Full(l) | mpsc::error::TrySendError::Closed(l)) = e;
+                        abandon(&state, l);
+                    }
+                }
+            }
+            Err(s) => {
+                drop(permit);
+                let wait = if s.code() == Code::NotFound {
+                    // The coordinator restarted and forgot us: the heartbeat re-registers.
+                    Duration::from_millis(200)
+                } else {
+                    warn!(error = %s.message(), "cannot lease positions");
+                    attempt += 1;
+                    backoff(&state.cfg, attempt - 1)
+                };
+                tokio::select! {
+                    _ = stop_leasing.notified() => return,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
+}
+
+/// The heartbeat task: renews the active leases every `every`; re-registers (as `slots`
+/// slots) after a coordinator restart forgot this worker. Runs until aborted.
+async fn heartbeat(state: Arc<State>, mut client: Client, cfg: WorkerConfig, slots: usize, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    loop {
+        tick.tick().await;
+        let ids: Vec<u64> = state.active.lock().expect("not poisoned").iter().copied().collect();
+        let req = pb::HeartbeatRequest { worker_id: state.id(), lease_ids: ids, games_finished: 0 };
+        match client.heartbeat(req).await {
+            Ok(_) => {}
+            Err(s) if s.code() == Code::NotFound => {
+                if let Ok(r) = register(&mut client, &cfg, slots, &state.stop).await {
+                    info!(worker = %r.worker_id, "registered again (the coordinator restarted)");
+                    *state.worker_id.write().expect("not poisoned") = r.worker_id;
+                }
+            }
+            Err(s) => debug!(error = %s.message(), "heartbeat failed"),
+        }
+    }
+}
+
 /// Runs the worker until `shutdown` completes (or `max_games` are acknowledged).
 ///
 /// # Errors
@@ -580,25 +681,12 @@ pub async fn run_with_metrics(
     health.set_ready(true);
 
     // Submitter: first whatever an earlier run left in the spool, then each new game.
-    let (done_tx, mut done_rx) = mpsc::unbounded_channel::<PathBuf>();
+    let (done_tx, done_rx) = mpsc::unbounded_channel::<PathBuf>();
     for p in spooled(&cfg.spool_dir)? {
         info!(file = %p.display(), "resubmitting a game left in the spool");
         let _ = done_tx.send(p);
     }
-    let submitter = {
-        let (state, mut client) = (state.clone(), client.clone());
-        tokio::spawn(async move {
-            while let Some(path) = done_rx.recv().await {
-                if state.stop.load(Ordering::Relaxed) {
-                    // Shutting down: one more try each, bounded in time; the rest stay spooled.
-                    submit_file(&mut client, &state, &path, Some(Instant::now() + Duration::from_secs(3)))
-                        .await;
-                } else {
-                    submit_file(&mut client, &state, &path, None).await;
-                }
-            }
-        })
-    };
+    let submitter = tokio::spawn(submitter(state.clone(), client.clone(), done_rx));
 
     // Slots: one OS thread per concurrent game.
     let (lease_tx, lease_rx) = mpsc::channel::<pb::Lease>(slots);
@@ -691,93 +779,11 @@ pub async fn run_with_metrics(
     // Leaser: keeps every slot fed. It is stopped through `stop_leasing`, never aborted, so a
     // lease request in flight is always answered and its leases recorded (and handed back).
     let stop_leasing = Arc::new(tokio::sync::Notify::new());
-    let leaser = {
-        let (state, mut client, stop_leasing) = (state.clone(), client.clone(), stop_leasing.clone());
-        tokio::spawn(async move {
-            let mut attempt = 0;
-            let abandon = |state: &State, l: pb::Lease| {
-                state.active.lock().expect("not poisoned").remove(&l.lease_id);
-                state.abandoned.lock().expect("not poisoned").push(l.lease_id);
-            };
-            loop {
-                let permit = tokio::select! {
-                    _ = stop_leasing.notified() => return,
-                    p = lease_tx.reserve() => match p {
-                        Ok(p) => p,
-                        Err(_) => return,
-                    },
-                };
-                let want = lease_tx.capacity() as u32 + 1;
-                let req = pb::LeaseRequest { worker_id: state.id(), max_positions: want };
-                match client.lease_positions(req).await {
-                    Ok(r) => {
-                        attempt = 0;
-                        let leases = r.into_inner().leases;
-                        if leases.is_empty() {
-                            drop(permit);
-                            tokio::select! {
-                                _ = stop_leasing.notified() => return,
-                                _ = tokio::time::sleep(Duration::from_millis(200)) => continue,
-                            }
-                        }
-                        state.active.lock().expect("not poisoned").extend(leases.iter().map(|l| l.lease_id));
-                        if state.stop.load(Ordering::Relaxed) {
-                            leases.into_iter().for_each(|l| abandon(&state, l));
-                            return;
-                        }
-                        let mut leases = leases.into_iter();
-                        permit.send(leases.next().expect("not empty"));
-                        for l in leases {
-                            if let Err(e) = lease_tx.try_send(l) {
-                                let (mpsc::error::TrySendError::Full(l)
-                                | mpsc::error::TrySendError::Closed(l)) = e;
-                                abandon(&state, l);
-                            }
-                        }
-                    }
-                    Err(s) => {
-                        drop(permit);
-                        let wait = if s.code() == Code::NotFound {
-                            // The coordinator restarted and forgot us: the heartbeat re-registers.
-                            Duration::from_millis(200)
-                        } else {
-                            warn!(error = %s.message(), "cannot lease positions");
-                            attempt += 1;
-                            backoff(&state.cfg, attempt - 1)
-                        };
-                        tokio::select! {
-                            _ = stop_leasing.notified() => return,
-                            _ = tokio::time::sleep(wait) => {}
-                        }
-                    }
-                }
-            }
-        })
-    };
+    let leaser = tokio::spawn(leaser(state.clone(), client.clone(), lease_tx, stop_leasing.clone()));
 
     // Heartbeat: renews leases; re-registers after a coordinator restart.
-    let heartbeat = {
-        let (state, mut client, cfg) = (state.clone(), client.clone(), cfg.clone());
-        let every = Duration::from_millis(reg.heartbeat_interval_ms.max(10));
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            loop {
-                tick.tick().await;
-                let ids: Vec<u64> = state.active.lock().expect("not poisoned").iter().copied().collect();
-                let req = pb::HeartbeatRequest { worker_id: state.id(), lease_ids: ids, games_finished: 0 };
-                match client.heartbeat(req).await {
-                    Ok(_) => {}
-                    Err(s) if s.code() == Code::NotFound => {
-                        if let Ok(r) = register(&mut client, &cfg, slots, &state.stop).await {
-                            info!(worker = %r.worker_id, "registered again (the coordinator restarted)");
-                            *state.worker_id.write().expect("not poisoned") = r.worker_id;
-                        }
-                    }
-                    Err(s) => debug!(error = %s.message(), "heartbeat failed"),
-                }
-            }
-        })
-    };
+    let every = Duration::from_millis(reg.heartbeat_interval_ms.max(10));
+    let heartbeat = tokio::spawn(heartbeat(state.clone(), client.clone(), cfg.clone(), slots, every));
 
     // Model watcher: follows published models and hot-swaps them into the slot.
     let model_watcher = {
