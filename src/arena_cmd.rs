@@ -131,7 +131,7 @@ fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
     let games = dir.join("games");
     std::fs::create_dir_all(&games).with_context(|| format!("creating {}", games.display()))?;
     for (name, text) in &report.records {
-        std::fs::write(games.join(name), text.replace("THIS_FILE", &games.join(name).display().to_string()))?;
+        std::fs::write(games.join(name), text)?;
     }
     Ok(())
 }
@@ -266,7 +266,7 @@ fn game_record<G: Game>(
         None => format!("scores {}–{} (first seat – second seat)", o.scores[0], o.scores[1]),
     };
     let mut t = format!(
-        "# zeroplay arena game record: zeroplay render {} THIS_FILE -o board.svg\n\
+        "# zeroplay arena game record; draw it with: zeroplay render {} <this file> -o board.svg\n\
          # game {} of match {} of {} (arena seed {}, match seed {seed})\n\
          # first seat: {} = {}\n# second seat: {} = {}\n# result: {result}\n",
         G::NAME,

@@ -362,15 +362,7 @@ pub fn run_report(history: &[trainer::pipeline::RatingEntry], run_dir: &Path, mi
     let plot = run_dir.join("ratings.svg");
     let plot_note = if plot.exists() { format!("; the plot is {}", plot.display()) } else { String::new() };
     out.push_str(&format!("\nmodels (Elo relative to the user's rollout AI{plot_note}):\n"));
-    // Files as paths from here, not from the run directory.
-    let here: Vec<_> = history
-        .iter()
-        .map(|e| trainer::pipeline::RatingEntry {
-            file: run_dir.join(&e.file).display().to_string(),
-            ..e.clone()
-        })
-        .collect();
-    out.push_str(&trainer::pipeline::summary(&here));
+    out.push_str(&trainer::pipeline::summary(history, run_dir));
     let best = trainer::pipeline::best_model_path(run_dir);
     if best.exists() {
         out.push_str(&format!("best model: {}\n", best.display()));

@@ -24,14 +24,6 @@ pub fn replay_game<G: Game>(text: &str, options: &G::Options) -> Result<G> {
     Ok(g)
 }
 
-/// Replays a TriGolden game file ([`replay_game`] for TriGolden).
-///
-/// # Errors
-/// An action that cannot be read or is not legal where it is played.
-pub fn replay(text: &str, options: &engine::trigolden::Options) -> Result<TriGolden> {
-    replay_game::<TriGolden>(text, options)
-}
-
 /// Runs the command.
 ///
 /// # Errors
@@ -49,7 +41,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
             };
             let options =
                 TrigoldenOptions::new(scoring, args.pieces, false).engine().map_err(anyhow::Error::msg)?;
-            let g = replay(&text, &options).context(file)?;
+            let g = replay_game::<TriGolden>(&text, &options).context(file)?;
             let [a, b] = g.scores();
             let summary = format!(
                 "{} pieces, {} turns played, scores {a}–{b}{}",

@@ -176,9 +176,8 @@ fn compose_command_lines_run_the_whole_cluster_path_on_loopback() {
         );
         std::thread::sleep(Duration::from_millis(100));
     };
-    let ratings = &promoted;
-    assert_eq!(promoted["version"].as_u64(), Some(served), "{ratings}");
-    assert!(promoted["matches"].as_u64().unwrap() >= 1, "gated on the worker: {ratings}");
+    assert_eq!(promoted["version"].as_u64(), Some(served), "{promoted}");
+    assert!(promoted["matches"].as_u64().unwrap() >= 1, "gated on the worker: {promoted}");
     let status = cluster.status().expect("coordinator status");
     assert!(status.games_stored > 0, "{status:?}");
 

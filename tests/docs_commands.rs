@@ -23,7 +23,7 @@
 mod common;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -415,5 +415,4 @@ fn the_parser_joins_continuations_and_reads_skip_marks() {
     assert_eq!(tenth_of_the_time("mcts:time=1s"), "mcts:time=100ms");
     let ops = doc_commands("docs/operations.md");
     assert!(ops.iter().all(|c| c.skip.is_some()), "{ops:?}");
-    let _ = PathBuf::new();
 }

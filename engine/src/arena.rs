@@ -176,18 +176,27 @@ fn elo_of(score: f64) -> f64 {
 /// # Panics
 /// If `points` is empty.
 pub fn elo(points: &[f64]) -> Elo {
+    let (n, mean, half) = mean_and_half_width(points);
+    let clamp = |s: f64| s.clamp(0.5 / n, 1.0 - 0.5 / n);
+    Elo {
+        diff: elo_of(clamp(mean)),
+        lo: elo_of(clamp(mean - half)),
+        hi: elo_of(clamp(mean + half)),
+        score: mean,
+    }
+}
+
+/// `(n, mean, half-width of the normal 95% interval on the mean)` of per-match points, the
+/// variance floored at that of one draw in `n` matches.
+///
+/// # Panics
+/// If `points` is empty.
+fn mean_and_half_width(points: &[f64]) -> (f64, f64, f64) {
     assert!(!points.is_empty(), "no matches");
     let n = points.len() as f64;
     let mean = points.iter().sum::<f64>() / n;
     let var = (points.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / n).max(0.25 / n);
-    let se = (var / n).sqrt();
-    let clamp = |s: f64| s.clamp(0.5 / n, 1.0 - 0.5 / n);
-    Elo {
-        diff: elo_of(clamp(mean)),
-        lo: elo_of(clamp(mean - 1.96 * se)),
-        hi: elo_of(clamp(mean + 1.96 * se)),
-        score: mean,
-    }
+    (n, mean, 1.96 * (var / n).sqrt())
 }
 
 /// An Elo estimate for reporting, honest at the edges: `None` where a value is unbounded.
@@ -212,13 +221,9 @@ pub struct EloBounds {
 /// # Panics
 /// If `points` is empty.
 pub fn elo_bounds(points: &[f64]) -> EloBounds {
-    assert!(!points.is_empty(), "no matches");
-    let n = points.len() as f64;
-    let mean = points.iter().sum::<f64>() / n;
-    let var = (points.iter().map(|p| (p - mean).powi(2)).sum::<f64>() / n).max(0.25 / n);
-    let se = (var / n).sqrt();
+    let (_, mean, half) = mean_and_half_width(points);
     let finite = |s: f64| (s > 0.0 && s < 1.0).then(|| elo_of(s));
-    EloBounds { diff: finite(mean), lo: finite(mean - 1.96 * se), hi: finite(mean + 1.96 * se), score: mean }
+    EloBounds { diff: finite(mean), lo: finite(mean - half), hi: finite(mean + half), score: mean }
 }
 
 impl std::fmt::Display for EloBounds {

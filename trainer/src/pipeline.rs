@@ -495,8 +495,9 @@ pub fn run_observed<G: Features>(
     Ok(history)
 }
 
-/// A one-screen summary of a run's history (for the end of `zeroplay local` / `train`).
-pub fn summary(history: &[RatingEntry]) -> String {
+/// A one-screen summary of a run's history (for the end of `zeroplay local` / `train`), each
+/// model file shown as a path under `run_dir` (the run directory as the caller names it).
+pub fn summary(history: &[RatingEntry], run_dir: &Path) -> String {
     let mut s = String::from(
         "round  promoted  version  Elo vs rollout AI (95%)        matches  points  val loss  file\n",
     );
@@ -512,7 +513,7 @@ pub fn summary(history: &[RatingEntry]) -> String {
             e.matches,
             e.points,
             e.validation_loss,
-            e.file
+            run_dir.join(&e.file).display()
         ));
     }
     s
