@@ -9,15 +9,12 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use engine::agent::{AgentSpec, NetLoader};
 use engine::arena::{EloBounds, Tally, play_match_from};
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
 use engine::game::Game;
-use engine::trigolden::TriGolden;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tracing::info;
 
-use crate::cli::{ArenaArgs, GameName};
+use crate::cli::ArenaArgs;
 use crate::config::{ArenaConfig, load};
 
 /// One thread per core when `requested` is 0.
@@ -94,23 +91,10 @@ pub fn run(args: ArenaArgs) -> Result<()> {
     }
     let (a, b) = cfg.validate()?;
     info!(game = ?cfg.game, a = %a, b = %b, matches = cfg.matches, seed = cfg.seed, "arena");
-    let report = match cfg.game {
-        GameName::Battlenumber => run_arena::<BattleNumber>(
-            &cfg,
-            &cfg.options.battlenumber,
-            &a,
-            &b,
-            true,
-            &crate::netload::loader::<BattleNumber>,
-        )?,
-        GameName::Banqi => {
-            run_arena::<Banqi>(&cfg, &Default::default(), &a, &b, true, &crate::netload::loader::<Banqi>)?
-        }
-        GameName::Trigolden => {
-            let opts = cfg.options.trigolden.engine().map_err(anyhow::Error::msg)?;
-            run_arena::<TriGolden>(&cfg, &opts, &a, &b, true, &crate::netload::loader::<TriGolden>)?
-        }
-    };
+    let report = engine::with_game!(cfg.game, |G| {
+        let opts = cfg.options.checked::<G>().map_err(anyhow::Error::msg)?;
+        run_arena::<G>(&cfg, &opts, &a, &b, true, &crate::netload::loader::<G>)?
+    });
     print_report(&report);
     if let Some(dir) = args.out {
         save(&dir, &cfg, &report)?;
@@ -141,7 +125,7 @@ fn save(dir: &Path, cfg: &ArenaConfig, report: &ArenaReport) -> Result<()> {
 ///
 /// # Errors
 /// An agent that cannot be built (a bad model file), before any match is played.
-pub fn run_arena<G: Game>(
+pub fn run_arena<G: engine::agent::GameAgents>(
     cfg: &ArenaConfig,
     opts: &G::Options,
     a: &AgentSpec,

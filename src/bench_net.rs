@@ -8,13 +8,10 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Rollout};
 use engine::mcts::{Budget, Mcts, MctsConfig};
-use engine::trigolden::TriGolden;
 use engine::{Features, Game};
-use model::{ModelSlot, NetConfig, NetEvaluator, UtilitySettings};
+use model::{ModelSlot, NetConfig, NetEvaluator};
 use rand::RngExt;
 use trainer::data::Sample;
 use trainer::train::{TrainSettings, Trainer};
@@ -23,8 +20,8 @@ use trainer::train::{TrainSettings, Trainer};
 #[derive(Debug, Args)]
 pub struct NetBenchArgs {
     /// The game whose encoding, network and search are measured.
-    #[arg(long, value_enum, default_value = "battlenumber")]
-    pub game: crate::cli::GameName,
+    #[arg(long, value_parser = crate::cli::game_kind(), default_value = "battlenumber")]
+    pub game: engine::GameKind,
     /// Network size: tiny, small, medium or large.
     #[arg(long, default_value = "small")]
     pub net: String,
@@ -92,11 +89,7 @@ fn time(repeats: usize, mut f: impl FnMut()) -> f64 {
 /// # Errors
 /// A bad network name or device.
 pub fn run(a: NetBenchArgs) -> Result<()> {
-    match a.game {
-        crate::cli::GameName::Battlenumber => run_game::<BattleNumber>(&a),
-        crate::cli::GameName::Banqi => run_game::<Banqi>(&a),
-        crate::cli::GameName::Trigolden => run_game::<TriGolden>(&a),
-    }
+    engine::with_game!(a.game, |G| run_game::<G>(&a))
 }
 
 fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
@@ -203,17 +196,17 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
         (
             "network".into(),
             1,
-            Box::new(NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings::default())),
+            Box::new(NetEvaluator::<G>::new(slot.clone(), None, &engine::LeafSettings::net_alone())),
         ),
         (
             "network".into(),
             8,
-            Box::new(NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings::default())),
+            Box::new(NetEvaluator::<G>::new(slot.clone(), None, &engine::LeafSettings::net_alone())),
         ),
         (
             "network".into(),
             32,
-            Box::new(NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings::default())),
+            Box::new(NetEvaluator::<G>::new(slot.clone(), None, &engine::LeafSettings::net_alone())),
         ),
     ];
     for (name, batch, e) in &evals {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use engine::GameKind;
 
 /// zeroplay — self-play, search and training for TriGolden (頂鑫棋), Battle Number (拚數棋)
 /// and Banqi (暗棋).
@@ -150,8 +151,8 @@ pub struct LocalArgs {
     #[arg(short, long)]
     pub config: Option<PathBuf>,
     /// The game to play.
-    #[arg(short, long, value_enum, default_value = "battlenumber")]
-    pub game: GameName,
+    #[arg(short, long, value_parser = game_kind(), default_value = "battlenumber")]
+    pub game: GameKind,
     /// Run name: data goes to runs/<name>/.
     #[arg(long, default_value = "local")]
     pub name: String,
@@ -355,24 +356,20 @@ pub struct WorkerArgs {
     pub metrics_listen: Option<String>,
 }
 
-/// Games zeroplay knows.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum GameName {
-    /// Battle Number (拚數棋).
-    Battlenumber,
-    /// TriGolden (頂鑫棋).
-    Trigolden,
-    /// Banqi (暗棋, TCGA rules).
-    Banqi,
+/// Parses a game name on the command line into the engine's [`GameKind`], listing every
+/// game (with its full name) in `--help` and in the error for an unknown one.
+pub(crate) fn game_kind() -> impl clap::builder::TypedValueParser<Value = GameKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(GameKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.title())))
+        .map(|s| s.parse::<GameKind>().expect("clap accepts only the listed names"))
 }
 
 /// `zeroplay uci`.
 #[derive(Debug, Args)]
 pub struct UciArgs {
     /// The game (the protocol is Banqi's).
-    #[arg(short, long, value_enum, default_value = "banqi")]
-    pub game: GameName,
+    #[arg(short, long, value_parser = game_kind(), default_value = "banqi")]
+    pub game: GameKind,
     /// A trained model file: MCTS with its priors and its value mixed with a random playout.
     /// Without one, MCTS with random-playout leaves.
     #[arg(long)]
@@ -400,8 +397,8 @@ pub struct ArenaArgs {
     #[arg(short, long)]
     pub config: Option<PathBuf>,
     /// The game.
-    #[arg(short, long, value_enum)]
-    pub game: Option<GameName>,
+    #[arg(short, long, value_parser = game_kind())]
+    pub game: Option<GameKind>,
     /// Agent A (spec string).
     #[arg(short = 'a', long)]
     pub agent_a: Option<String>,
@@ -429,8 +426,8 @@ pub struct ArenaArgs {
 #[derive(Debug, Args)]
 pub struct PerftArgs {
     /// The game.
-    #[arg(value_enum)]
-    pub game: GameName,
+    #[arg(value_parser = game_kind())]
+    pub game: GameKind,
     /// Depth in complete turns; counts are printed for every depth from 1 up to it.
     pub depth: u32,
     /// Worker threads (0: one per core).
@@ -442,8 +439,8 @@ pub struct PerftArgs {
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     /// The game.
-    #[arg(value_enum)]
-    pub game: GameName,
+    #[arg(value_parser = game_kind())]
+    pub game: GameKind,
     /// The game file: actions from the start (as `arena --out` saves them).
     pub file: PathBuf,
     /// Output SVG file.
@@ -472,8 +469,8 @@ pub enum ScoringArg {
 #[derive(Debug, Args)]
 pub struct PlayArgs {
     /// The game.
-    #[arg(value_enum)]
-    pub game: GameName,
+    #[arg(value_parser = game_kind())]
+    pub game: GameKind,
     /// Configuration file (TOML); see configs/play.toml. Flags given here override it.
     #[arg(short, long)]
     pub config: Option<PathBuf>,

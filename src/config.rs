@@ -5,10 +5,10 @@
 use std::path::Path;
 
 use engine::agent::AgentSpec;
-use engine::battlenumber;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{GameName, SeatArg};
+use crate::cli::SeatArg;
+use engine::GameKind;
 
 /// Errors reading a configuration file.
 #[derive(Debug, thiserror::Error)]
@@ -34,26 +34,16 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-/// Options of every game, one table per game.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GameOptions {
-    /// Battle Number's [decision] options.
-    pub battlenumber: battlenumber::Options,
-    /// TriGolden's [decision] options.
-    pub trigolden: TrigoldenOptions,
-}
-
-/// TriGolden's [decision] options as configured (`[options.trigolden]`): the coordinator's
-/// type, so a file's `[options.trigolden]` means the same to every command.
-pub use zeroplay_coordinator::games::TrigoldenOptions;
+/// Options of every game, one table per game (`[options.battlenumber]`, `[options.trigolden]`):
+/// the coordinator's type, so a file's `[options.*]` means the same to every command.
+pub use zeroplay_coordinator::games::{GameOptions, TrigoldenOptions};
 
 /// `zeroplay arena` configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ArenaConfig {
     /// The game to play.
-    pub game: GameName,
+    pub game: GameKind,
     /// Agent A's spec string.
     pub agent_a: String,
     /// Agent B's spec string.
@@ -74,7 +64,7 @@ pub struct ArenaConfig {
 impl Default for ArenaConfig {
     fn default() -> Self {
         ArenaConfig {
-            game: GameName::Battlenumber,
+            game: GameKind::BattleNumber,
             agent_a: "mcts:sims=800,eval=rollout".into(),
             agent_b: "mcts:sims=100,eval=rollout".into(),
             matches: 20,
@@ -168,6 +158,12 @@ mod tests {
             "train.toml's data_dir is not the coordinator's games"
         );
         assert!(t.run_dir.starts_with(&c.data_dir), "train.toml's run_dir is outside the coordinator's run");
+        // Gating measures a candidate as the agent players meet: one leaf recipe for both.
+        let s: zeroplay_server::ServeConfig = load(Some(&root.join("configs/serve.toml"))).unwrap();
+        s.validate().unwrap();
+        assert_eq!(t.gate.leaf, s.leaf, "train.toml's [gate.leaf] is not serve.toml's [leaf]");
+        assert_eq!(t.gate.leaf, engine::LeafSettings::served());
+        assert_eq!(zeroplay_server::ServeConfig::default().leaf, engine::LeafSettings::served());
     }
 
     #[test]
@@ -175,7 +171,11 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/k8s/base/config");
         let c: zeroplay_coordinator::CoordinatorConfig = load(Some(&root.join("coordinator.toml"))).unwrap();
         c.validate().unwrap();
-        assert_eq!(c.games["battlenumber"].evaluator, "net", "cluster self-play uses the trained network");
+        assert_eq!(
+            c.games[&GameKind::BattleNumber].leaf.evaluator,
+            engine::LeafEvaluator::Net,
+            "cluster self-play uses the trained network"
+        );
         let t: trainer::pipeline::PipelineConfig = load(Some(&root.join("train.toml"))).unwrap();
         t.validate().unwrap();
         let s: zeroplay_server::ServeConfig = load(Some(&root.join("serve.toml"))).unwrap();

@@ -18,5 +18,6 @@ pub mod perft_cmd;
 pub mod pipeline_cmd;
 pub mod play_cmd;
 pub mod render_cmd;
+pub mod shutdown;
 pub mod train_cmd;
 pub mod uci_cmd;

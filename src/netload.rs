@@ -3,16 +3,18 @@
 use std::sync::Arc;
 
 use engine::Features;
+use engine::LeafSettings;
 use engine::agent::NetLoader;
 use engine::eval::Evaluator;
-use model::{NetEvaluator, UtilitySettings};
+use model::NetSource;
 
 /// A loader for [`engine::agent::AgentSpec::build_with`]: reads and checks the model file
-/// and wraps it in a [`NetEvaluator`] (inference on the searching thread, CPU backend).
+/// and builds its network leaf with [`model::net_leaf`] (inference on the searching thread,
+/// CPU backend).
 pub fn loader<G: Features>() -> Box<NetLoader<'static, G>> {
-    Box::new(|path: &str, mix: f32| -> Result<Arc<dyn Evaluator<G>>, String> {
+    Box::new(|path: &str, leaf: &LeafSettings| -> Result<Arc<dyn Evaluator<G>>, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("model {path}: {e}"))?;
         let m = model::load::<G>(&bytes, &model::cpu()).map_err(|e| format!("model {path}: {e}"))?;
-        Ok(Arc::new(NetEvaluator::<G>::fixed(m, UtilitySettings { margin_mix: mix, score_scale: 3.0 })))
+        Ok(model::net_leaf::<G>(NetSource::Fixed(m), leaf))
     })
 }

@@ -4,13 +4,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::Result;
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
+use engine::GameKind;
 use engine::game::Game;
 use engine::perft::{first_turns, perft};
 use engine::trigolden::{self, TriGolden};
 
-use crate::cli::{GameName, PerftArgs};
+use crate::cli::PerftArgs;
 
 /// Runs the command, printing one line per depth.
 ///
@@ -18,50 +17,31 @@ use crate::cli::{GameName, PerftArgs};
 /// None yet; the signature leaves room for games whose options come from files.
 pub fn run(args: PerftArgs) -> Result<()> {
     let threads = crate::arena_cmd::thread_count(args.threads);
-    match args.game {
-        GameName::Battlenumber => {
-            let start = BattleNumber::new_game(&Default::default());
-            println!("perft {} (default options), {} threads", BattleNumber::NAME, threads);
-            println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
-            for d in 1..=args.depth {
-                let t = Instant::now();
-                let n = parallel_perft(&start, d, threads);
-                let secs = t.elapsed().as_secs_f64();
-                println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
-            }
-        }
-        GameName::Banqi => {
-            let start = Banqi::start();
-            println!(
-                "perft {} (a flip and each piece it may reveal are distinct sequences), {} threads",
-                Banqi::NAME,
-                threads
-            );
-            println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
-            for d in 1..=args.depth {
-                let t = Instant::now();
-                let n = parallel_perft(&start, d, threads);
-                let secs = t.elapsed().as_secs_f64();
-                println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
-            }
-        }
-        GameName::Trigolden => {
-            let start = TriGolden::new_game(&Default::default());
-            println!(
-                "perft {} (default piece set and options; a turn is the set of pieces it places), {} threads",
-                TriGolden::NAME,
-                threads
-            );
-            println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
-            for d in 1..=args.depth {
-                let t = Instant::now();
-                let n = trigolden_perft(&start, d, threads);
-                let secs = t.elapsed().as_secs_f64();
-                println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
-            }
-        }
+    let note = match args.game {
+        GameKind::BattleNumber => "default options",
+        GameKind::Banqi => "a flip and each piece it may reveal are distinct sequences",
+        GameKind::TriGolden => "default piece set and options; a turn is the set of pieces it places",
+    };
+    println!("perft {} ({note}), {threads} threads", args.game);
+    println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
+    for d in 1..=args.depth {
+        let t = Instant::now();
+        let n = count(args.game, d, threads);
+        let secs = t.elapsed().as_secs_f64();
+        println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
     }
     Ok(())
+}
+
+/// Perft from the default start of `kind` to `depth` turns.
+fn count(kind: GameKind, depth: u32, threads: usize) -> u64 {
+    match kind {
+        // TriGolden counts a turn once per set of pieces, whatever the order of its clicks.
+        GameKind::TriGolden => trigolden_perft(&TriGolden::new_game(&Default::default()), depth, threads),
+        GameKind::BattleNumber | GameKind::Banqi => {
+            engine::with_game!(kind, |G| parallel_perft(&G::new_game(&Default::default()), depth, threads))
+        }
+    }
 }
 
 /// TriGolden's turn-set perft, the first turns shared out among `threads`.

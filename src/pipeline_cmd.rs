@@ -1,6 +1,5 @@
 //! `zeroplay coordinator`, `zeroplay worker` and `zeroplay local` (both in one process).
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -13,30 +12,10 @@ use zeroplay_worker::WorkerConfig;
 
 use crate::cli::{CoordinatorArgs, LocalArgs, WorkerArgs};
 use crate::config::load;
+use crate::shutdown::signal;
 
 fn runtime() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_multi_thread().enable_all().build()?)
-}
-
-/// Completes on Ctrl-C or SIGTERM.
-pub async fn signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(t) => t,
-            Err(_) => {
-                let _ = ctrl_c.await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = ctrl_c.await;
 }
 
 /// Runs the coordinator until a signal.
@@ -164,19 +143,16 @@ fn spawn_trainer<G: engine::Features>(
 /// Bad configuration, I/O, or a component failure.
 pub fn local(args: LocalArgs) -> Result<()> {
     let mut cfg: CoordinatorConfig = load(args.config.as_deref())?;
-    let game = match args.game {
-        crate::cli::GameName::Battlenumber => "battlenumber",
-        crate::cli::GameName::Banqi => "banqi",
-        crate::cli::GameName::Trigolden => "trigolden",
-    };
-    cfg.games.retain(|k, _| k == game);
+    let kind = args.game;
+    let game = kind.name();
+    cfg.games.retain(|k, _| *k == kind);
     if cfg.games.is_empty() {
-        cfg.games.insert(game.into(), zeroplay_coordinator::config::GameConfig::default_for(game));
+        cfg.games.insert(kind, zeroplay_coordinator::config::GameConfig::default_for(kind));
     }
     for g in cfg.games.values_mut() {
         if !args.no_train {
             // Self-play follows the trained network once one is promoted.
-            g.evaluator = "net".into();
+            g.leaf.evaluator = engine::LeafEvaluator::Net;
         }
     }
     if let Some(s) = args.sims {
@@ -195,9 +171,9 @@ pub fn local(args: LocalArgs) -> Result<()> {
     cfg.validate()?;
     let mut tcfg = match args.train_config.as_deref() {
         Some(path) => load::<trainer::pipeline::PipelineConfig>(Some(path))?,
-        None => trainer::pipeline::PipelineConfig::default_for(game),
+        None => trainer::pipeline::PipelineConfig::default_for(kind),
     };
-    tcfg.game = game.into();
+    tcfg.game = kind;
     tcfg.data_dir = cfg.data_dir.join("games");
     tcfg.run_dir = cfg.data_dir.join("trainer");
     tcfg.validate().map_err(anyhow::Error::msg)?;
@@ -228,10 +204,10 @@ pub fn local(args: LocalArgs) -> Result<()> {
         };
         println!("zeroplay local: {game}, data in {}, coordinator on {addr}", data_dir.display());
         let coord = tokio::spawn(zeroplay_coordinator::run(cfg, listener, wait(stop_rx.clone())));
-        let mut status = zeroplay_worker::client(&WorkerConfig {
+        let mut status = zeroplay_client::connect(&zeroplay_client::ClientConfig {
             coordinator: format!("http://{addr}"),
             token: admin,
-            ..WorkerConfig::default()
+            ca_cert: None,
         })?;
         // Games already in this run directory from an earlier session.
         let base = loop {
@@ -257,17 +233,9 @@ pub fn local(args: LocalArgs) -> Result<()> {
             let (tcfg, stop) = (tcfg.clone(), train_stop.clone());
             let thread = std::thread::Builder::new().name("trainer".into());
             let token = trainer_token.clone();
-            Some(if game == "banqi" {
-                spawn_trainer::<engine::banqi::Banqi>(thread, &handle, url, token, tcfg, device, stop)?
-            } else if game == "trigolden" {
-                spawn_trainer::<engine::trigolden::TriGolden>(
-                    thread, &handle, url, token, tcfg, device, stop,
-                )?
-            } else {
-                spawn_trainer::<engine::battlenumber::BattleNumber>(
-                    thread, &handle, url, token, tcfg, device, stop,
-                )?
-            })
+            Some(engine::with_game!(tcfg.game, |G| spawn_trainer::<G>(
+                thread, &handle, url, token, tcfg, device, stop
+            )?))
         };
 
         let bar = match args.games {
@@ -343,31 +311,8 @@ pub fn local(args: LocalArgs) -> Result<()> {
             data_dir.join("games").display()
         );
         if let Some(h) = history {
-            print!("{}", run_report(&h, &data_dir.join("trainer"), tcfg.min_new_positions));
+            print!("{}", crate::train_cmd::run_report(&h, &data_dir.join("trainer"), tcfg.min_new_positions));
         }
         Ok(())
     })
-}
-
-/// What a trainer's run directory holds at the end of `local` or `train`: the models with
-/// their Elo, the plot and the best model, naming only files that exist.
-pub fn run_report(history: &[trainer::pipeline::RatingEntry], run_dir: &Path, min_new: usize) -> String {
-    let mut out = String::new();
-    if history.is_empty() {
-        out.push_str(&format!(
-            "\nno model trained yet: the trainer starts its first round after {min_new} new positions\n"
-        ));
-        return out;
-    }
-    let plot = run_dir.join("ratings.svg");
-    let plot_note = if plot.exists() { format!("; the plot is {}", plot.display()) } else { String::new() };
-    out.push_str(&format!("\nmodels (Elo relative to the user's rollout AI{plot_note}):\n"));
-    out.push_str(&trainer::pipeline::summary(history, run_dir));
-    let best = trainer::pipeline::best_model_path(run_dir);
-    if best.exists() {
-        out.push_str(&format!("best model: {}\n", best.display()));
-    } else {
-        out.push_str("no model promoted yet: every candidate so far lost its gating match\n");
-    }
-    out
 }

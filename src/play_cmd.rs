@@ -31,7 +31,7 @@ Your pieces are UPPER case in game 1 if you move first; the second seat is lower
 /// # Errors
 /// Bad configuration or agent spec; I/O errors on the terminal.
 pub fn run(args: PlayArgs) -> Result<()> {
-    if args.game != crate::cli::GameName::Battlenumber {
+    if args.game != engine::GameKind::BattleNumber {
         anyhow::bail!(
             "terminal play is for Battle Number; TriGolden is played in the browser (`zeroplay serve`, to come) — \
              `zeroplay render trigolden FILE` draws a position"

@@ -6,8 +6,9 @@ use engine::battlenumber::BattleNumber;
 use engine::game::Game;
 use engine::trigolden::{ScoringMode, TriGolden};
 
-use crate::cli::{GameName, RenderArgs, ScoringArg};
+use crate::cli::{RenderArgs, ScoringArg};
 use crate::config::TrigoldenOptions;
+use engine::GameKind;
 
 /// Replays the actions in `text` (separated by spaces or newlines, `#` starts a comment) from
 /// the start of game `G`; errors name the action and why.
@@ -33,7 +34,7 @@ pub fn run(args: RenderArgs) -> Result<()> {
         std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let file = args.file.display().to_string();
     let (svg, summary) = match args.game {
-        GameName::Trigolden => {
+        GameKind::TriGolden => {
             let scoring = match args.scoring {
                 ScoringArg::Bracer => ScoringMode::Bracer,
                 ScoringArg::Trigolden => ScoringMode::Trigolden,
@@ -51,11 +52,11 @@ pub fn run(args: RenderArgs) -> Result<()> {
             );
             (engine::trigolden::render::svg(&g), summary)
         }
-        GameName::Battlenumber => {
+        GameKind::BattleNumber => {
             let g = replay_game::<BattleNumber>(&text, &Default::default()).context(file)?;
             (engine::battlenumber::render::svg(&g), generic_summary(&g))
         }
-        GameName::Banqi => {
+        GameKind::Banqi => {
             let g = replay_game::<Banqi>(&text, &Default::default()).context(file)?;
             (engine::banqi::render::svg(&g), generic_summary(&g))
         }

@@ -5,11 +5,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
-use engine::trigolden::TriGolden;
-use engine::{Features, Game};
+use anyhow::{Context, Result};
+use engine::Features;
 use trainer::gate::GateResult;
 use trainer::metrics::TrainerMetrics;
 use trainer::pipeline::{Candidate, Gated, Gatekeeper, LocalGate, OpponentRef, PipelineConfig, run_observed};
@@ -138,7 +135,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     {
         let stop = stop.clone();
         rt.spawn(async move {
-            crate::pipeline_cmd::signal().await;
+            crate::shutdown::signal().await;
             stop.store(true, Ordering::Relaxed);
         });
     }
@@ -156,12 +153,8 @@ pub fn train(args: TrainArgs) -> Result<()> {
         ));
     }
     let (h, c, t) = (rt.handle(), args.coordinator, args.token);
-    let history = match cfg.game.as_str() {
-        "banqi" => train_game::<Banqi>(&cfg, &device, h, c, t, &stop, &metrics)?,
-        "trigolden" => train_game::<TriGolden>(&cfg, &device, h, c, t, &stop, &metrics)?,
-        _ => train_game::<BattleNumber>(&cfg, &device, h, c, t, &stop, &metrics)?,
-    };
-    print!("{}", crate::pipeline_cmd::run_report(&history, &cfg.run_dir, cfg.min_new_positions));
+    let history = engine::with_game!(cfg.game, |G| train_game::<G>(&cfg, &device, h, c, t, &stop, &metrics)?);
+    print!("{}", run_report(&history, &cfg.run_dir, cfg.min_new_positions));
     Ok(())
 }
 
@@ -187,12 +180,8 @@ pub fn export(args: ExportArgs) -> Result<()> {
     let meta =
         model::check(&bytes).with_context(|| format!("{} is not a zeroplay model", args.model.display()))?;
     // Load it fully too: the weights must fit the declared network.
-    match meta.game.as_str() {
-        g if g == BattleNumber::NAME => drop(model::load::<BattleNumber>(&bytes, &model::cpu())?),
-        g if g == Banqi::NAME => drop(model::load::<Banqi>(&bytes, &model::cpu())?),
-        g if g == TriGolden::NAME => drop(model::load::<TriGolden>(&bytes, &model::cpu())?),
-        other => bail!("no exporter for game {other:?}"),
-    }
+    let kind: engine::GameKind = meta.game.parse()?;
+    engine::with_game!(kind, |G| drop(model::load::<G>(&bytes, &model::cpu())?));
     export_files(&bytes, &meta, &args.out)?;
     println!("exported to {}: model.safetensors, model.json, MODEL.md", args.out.display());
     Ok(())
@@ -201,8 +190,9 @@ pub fn export(args: ExportArgs) -> Result<()> {
 /// The export files for model `bytes` into `out`.
 ///
 /// # Errors
-/// I/O failures.
+/// A model of a game this build does not know, or I/O failures.
 pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result<()> {
+    let kind: engine::GameKind = meta.game.parse()?;
     std::fs::create_dir_all(out)?;
     std::fs::write(out.join("model.safetensors"), bytes)?;
     let st = safetensors::SafeTensors::deserialize(bytes)?;
@@ -228,7 +218,7 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
     });
     std::fs::write(out.join("model.json"), serde_json::to_string_pretty(&doc)?)?;
     // This file's own figures, so the note cannot disagree with the weights it describes.
-    let mut md = model_md(&meta.game)
+    let mut md = model_md(kind)
         .replace("`feature_len` floats", &format!("{} floats", meta.feature_len))
         .replace("version `feature_version`", &format!("version {}", meta.feature_version));
     md.push_str("\n## Tensors in this file\n\n| name | dtype | shape |\n|---|---|---|\n");
@@ -246,13 +236,13 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
 
 /// MODEL.md for a game's export: its input paragraph, the forward pass every zeroplay network
 /// shares, and its margin and policy notes.
-fn model_md(game: &str) -> String {
-    let (title, input, margin_note, policy) = if game == Banqi::NAME {
-        ("Banqi", BANQI_INPUT, BANQI_MARGIN, Some(BANQI_POLICY))
-    } else if game == TriGolden::NAME {
-        ("TriGolden", TRIGOLDEN_INPUT, POINTS_MARGIN, None)
-    } else {
-        ("Battle Number", BATTLENUMBER_INPUT, POINTS_MARGIN, Some(BATTLENUMBER_POLICY))
+fn model_md(game: engine::GameKind) -> String {
+    let (title, input, margin_note, policy) = match game {
+        engine::GameKind::Banqi => ("Banqi", BANQI_INPUT, BANQI_MARGIN, Some(BANQI_POLICY)),
+        engine::GameKind::TriGolden => ("TriGolden", TRIGOLDEN_INPUT, POINTS_MARGIN, None),
+        engine::GameKind::BattleNumber => {
+            ("Battle Number", BATTLENUMBER_INPUT, POINTS_MARGIN, Some(BATTLENUMBER_POLICY))
+        }
     };
     let mut md = format!(
         "# zeroplay model ({title})\n\n{input} Forward pass,\nwith `relu` and `W` stored `[in, out]` \
@@ -313,3 +303,26 @@ const NO_POLICY: &str = "
 TriGolden has no fixed action space, so there is no policy: `policy.*` is a 1-wide placeholder
 that nothing reads (`policy_len` is 0), and the search's priors are uniform.
 ";
+
+/// What a trainer's run directory holds at the end of `local` or `train`: the models with
+/// their Elo, the plot and the best model, naming only files that exist.
+pub fn run_report(history: &[trainer::pipeline::RatingEntry], run_dir: &Path, min_new: usize) -> String {
+    let mut out = String::new();
+    if history.is_empty() {
+        out.push_str(&format!(
+            "\nno model trained yet: the trainer starts its first round after {min_new} new positions\n"
+        ));
+        return out;
+    }
+    let plot = run_dir.join("ratings.svg");
+    let plot_note = if plot.exists() { format!("; the plot is {}", plot.display()) } else { String::new() };
+    out.push_str(&format!("\nmodels (Elo relative to the user's rollout AI{plot_note}):\n"));
+    out.push_str(&trainer::pipeline::summary(history, run_dir));
+    let best = trainer::pipeline::best_model_path(run_dir);
+    if best.exists() {
+        out.push_str(&format!("best model: {}\n", best.display()));
+    } else {
+        out.push_str("no model promoted yet: every candidate so far lost its gating match\n");
+    }
+    out
+}

@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use engine::banqi::{Action, Banqi};
-use engine::eval::{Evaluator, Mixed, Rollout};
+use engine::eval::Evaluator;
 use engine::game::{Actor, Game};
 use engine::mcts::{Budget, Mcts, MctsConfig, Progress};
 
-use crate::cli::{GameName, UciArgs};
+use crate::cli::UciArgs;
 
 /// The engine's side of the protocol: one position, one evaluator.
 pub struct Session {
@@ -248,16 +248,15 @@ fn info_line(p: &Progress<Action>, pv: &[Action]) -> String {
 /// # Errors
 /// A model file that cannot be loaded, or a broken stdout.
 pub fn run(args: UciArgs) -> Result<()> {
-    if args.game != GameName::Banqi {
+    if args.game != engine::GameKind::Banqi {
         anyhow::bail!("the match protocol is for Banqi: `zeroplay uci --game banqi`");
     }
     let evaluator: Arc<dyn Evaluator<Banqi>> = match &args.model {
         Some(path) => {
-            let net = crate::netload::loader::<Banqi>()(&path.to_string_lossy(), 0.5)
-                .map_err(anyhow::Error::msg)?;
-            Mixed::wrap(net, args.lambda, 3.0)
+            let leaf = engine::LeafSettings { lambda: args.lambda, ..engine::LeafSettings::served() };
+            crate::netload::loader::<Banqi>()(&path.to_string_lossy(), &leaf).map_err(anyhow::Error::msg)?
         }
-        None => Arc::new(Rollout::default()),
+        None => engine::LeafSettings::default().without_net(),
     };
     tracing::info!(evaluator = %evaluator.name(), "zeroplay uci: reading commands on stdin");
     let mut session = Session::new(evaluator, Duration::from_millis(args.movetime), args.seed);
@@ -278,7 +277,7 @@ mod tests {
     use super::*;
 
     fn session() -> Session {
-        Session::new(Arc::new(Rollout::default()), Duration::from_millis(50), 1)
+        Session::new(Arc::new(engine::eval::Rollout::default()), Duration::from_millis(50), 1)
     }
 
     fn say(s: &mut Session, line: &str) -> Vec<String> {

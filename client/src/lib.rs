@@ -3,24 +3,19 @@
 //! Everything a process needs to talk to the coordinator, whatever its role: a connection with
 //! the role's bearer token ([`connect`]), the retry delay ([`Backoff`]), publishing a model
 //! ([`publish_model`]), downloading and checking one ([`download_version`]), following the
-//! best model of each game into hot-swappable slots ([`ModelSlots`], [`follow_models`]), and
-//! the conversions between the wire and the engine ([`game_record`], [`settings_from_proto`],
-//! [`gate_settings_to_proto`]).
+//! best model of each game into hot-swappable slots ([`ModelSlots`], [`follow_models`]).
+//! The conversions between the wire and the engine are `zeroplay_proto::convert`, shared
+//! with the coordinator (which must not link burn, as this crate does to load models).
 //!
 //! The worker, the trainer and the play server use it; none of them depends on another for
-//! it. (The coordinator's side of the same conversions, replaying a submitted game, lives in
-//! the coordinator.)
+//! it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
-use engine::game::Game;
+use engine::GameKind;
 use engine::gating::GateSettings;
-use engine::selfplay::{SelfPlayGame, SelfPlaySettings};
-use engine::trigolden::TriGolden;
 use model::ModelSlot;
 use serde::{Deserialize, Serialize};
 use tonic::Status;
@@ -113,27 +108,6 @@ pub fn connect(cfg: &ClientConfig) -> Result<Client, ClientError> {
         .max_decoding_message_size(64 << 20))
 }
 
-/// Self-play settings from the wire, checked.
-///
-/// # Errors
-/// A description of the bad value.
-pub fn settings_from_proto(s: &pb::SelfPlaySettings) -> Result<SelfPlaySettings, String> {
-    let out = SelfPlaySettings {
-        full_sims: s.full_sims,
-        fast_sims: s.fast_sims,
-        full_search_probability: s.full_search_probability,
-        dirichlet_alpha: s.dirichlet_alpha,
-        dirichlet_fraction: s.dirichlet_fraction,
-        temperature: s.temperature.iter().map(|t| (t.until_ply, t.temperature)).collect(),
-        resign_threshold: s.resign_threshold,
-        resign_consecutive: s.resign_consecutive,
-        resign_playthrough_fraction: s.resign_playthrough_fraction,
-        c_puct: s.c_puct,
-    };
-    out.validate().map_err(|e| e.to_string())?;
-    Ok(out)
-}
-
 /// Publishes a model file (trainer or admin token), streamed in 128 KiB chunks (under any
 /// sane message limit). With `gate`, it is a candidate the coordinator gates on the workers
 /// (follow it with `GateStatus`); without, it becomes the best at once. Returns the version
@@ -149,7 +123,7 @@ pub async fn publish_model(
     gate: Option<&GateSettings>,
 ) -> Result<u64, Status> {
     let sha256 = model::sha256_hex(bytes);
-    let gate = gate.map(gate_settings_to_proto);
+    let gate = gate.map(zeroplay_proto::convert::gate_to_proto);
     let chunks: Vec<pb::PublishModelChunk> = bytes
         .chunks(128 << 10)
         .map(|c| pb::PublishModelChunk {
@@ -208,62 +182,35 @@ pub async fn download_version(
     Ok(bytes)
 }
 
-/// Gate settings for the wire (sent with a candidate by [`publish_model`]).
-pub fn gate_settings_to_proto(s: &GateSettings) -> pb::GateSettings {
-    pb::GateSettings {
-        rule: s.rule.name().into(),
-        matches: s.matches,
-        threshold: s.threshold,
-        elo0: s.elo0,
-        elo1: s.elo1,
-        alpha: s.alpha,
-        beta: s.beta,
-        sims: s.sims,
-        opening_plies: s.opening_plies,
-        margin_mix: s.margin_mix,
-        leaf_lambda: s.lambda,
-        seed: s.seed,
-    }
-}
-
 /// Checks and loads model bytes for `kind` (on a blocking thread: this runs burn).
-pub fn load_model(kind: &str, bytes: &[u8]) -> Result<model::Model, String> {
-    match kind {
-        k if k == BattleNumber::NAME => {
-            model::load::<BattleNumber>(bytes, &model::cpu()).map_err(|e| e.to_string())
-        }
-        k if k == Banqi::NAME => model::load::<Banqi>(bytes, &model::cpu()).map_err(|e| e.to_string()),
-        k if k == TriGolden::NAME => {
-            model::load::<TriGolden>(bytes, &model::cpu()).map_err(|e| e.to_string())
-        }
-        other => Err(format!("no network for game {other:?}")),
-    }
+pub fn load_model(kind: GameKind, bytes: &[u8]) -> Result<model::Model, String> {
+    engine::with_game!(kind, |G| model::load::<G>(bytes, &model::cpu()).map_err(|e| e.to_string()))
 }
 
 /// One model slot per game kind: a coordinator may run several games, each with its own
 /// best model, and a network only ever evaluates positions of its own game.
 #[derive(Clone, Debug, Default)]
-pub struct ModelSlots(Vec<(String, Arc<ModelSlot>)>);
+pub struct ModelSlots(Vec<(GameKind, Arc<ModelSlot>)>);
 
 impl ModelSlots {
     /// A slot for each of `kinds`.
-    pub fn new(kinds: &[&str]) -> ModelSlots {
-        ModelSlots(kinds.iter().map(|k| (k.to_string(), Arc::new(ModelSlot::new()))).collect())
+    pub fn new(kinds: &[GameKind]) -> ModelSlots {
+        ModelSlots(kinds.iter().map(|&k| (k, Arc::new(ModelSlot::new()))).collect())
     }
 
     /// Given slots, by kind (the play server's, which its AIs read).
-    pub fn from_slots(slots: Vec<(String, Arc<ModelSlot>)>) -> ModelSlots {
+    pub fn from_slots(slots: Vec<(GameKind, Arc<ModelSlot>)>) -> ModelSlots {
         ModelSlots(slots)
     }
 
     /// The slot of `kind`, if followed.
-    pub fn slot(&self, kind: &str) -> Option<Arc<ModelSlot>> {
-        self.0.iter().find(|(k, _)| k == kind).map(|(_, s)| s.clone())
+    pub fn slot(&self, kind: GameKind) -> Option<Arc<ModelSlot>> {
+        self.0.iter().find(|(k, _)| *k == kind).map(|(_, s)| s.clone())
     }
 
     /// Every followed kind with its slot.
-    pub fn kinds(&self) -> impl Iterator<Item = (&str, &Arc<ModelSlot>)> {
-        self.0.iter().map(|(k, s)| (k.as_str(), s))
+    pub fn kinds(&self) -> impl Iterator<Item = (GameKind, &Arc<ModelSlot>)> {
+        self.0.iter().map(|(k, s)| (*k, s))
     }
 }
 
@@ -286,7 +233,9 @@ pub async fn follow_models(
                 attempt = 0;
                 let mut stream = resp.into_inner();
                 while let Ok(Some(ann)) = stream.message().await {
-                    let Some(slot) = models.slot(&ann.game_kind) else {
+                    let Some((kind, slot)) =
+                        ann.game_kind.parse().ok().and_then(|k| Some((k, models.slot(k)?)))
+                    else {
                         debug!(version = ann.version, kind = %ann.game_kind, "a model of a game not followed here");
                         continue;
                     };
@@ -300,8 +249,7 @@ pub async fn follow_models(
                             continue;
                         }
                     };
-                    let kind = ann.game_kind.clone();
-                    match tokio::task::spawn_blocking(move || load_model(&kind, &bytes)).await {
+                    match tokio::task::spawn_blocking(move || load_model(kind, &bytes)).await {
                         Ok(Ok(m)) => {
                             info!(version = ann.version, sha256 = %ann.sha256, "new model loaded; games switch at their next move");
                             slot.publish(ann.version, m);
@@ -319,46 +267,6 @@ pub async fn follow_models(
         }
         tokio::time::sleep(backoff.delay(attempt)).await;
         attempt += 1;
-    }
-}
-
-/// A finished self-play game as a submission record (the one place the wire form of a game is
-/// built). `game_id` must be 32 lowercase hex digits, unique per game.
-pub fn game_record<G: Game>(
-    game: &SelfPlayGame<G>,
-    game_id: String,
-    seed: u64,
-    model_version: u64,
-) -> pb::GameRecord {
-    let moves = game
-        .moves
-        .iter()
-        .map(|m| pb::MoveRecord {
-            action: m.action.to_string(),
-            chance: m.chance,
-            visits: m
-                .visits
-                .iter()
-                .map(|(a, v)| pb::ActionVisits { action: a.to_string(), visits: *v })
-                .collect(),
-            root_value: m.root_value.clamp(-1.0, 1.0),
-            full_search: m.full_search,
-            model_version: m.model_version,
-        })
-        .collect();
-    pb::GameRecord {
-        game_id,
-        game_kind: G::NAME.into(),
-        seed,
-        engine_version: engine::ENGINE_VERSION.into(),
-        encoding_version: G::STATE_VERSION as u32,
-        model_version,
-        start_state: engine::game::to_bytes(&game.start),
-        moves,
-        resigned: game.resigned.is_some(),
-        resigned_seat: game.resigned.map_or(0, |s| s.index() as u32),
-        would_have_resigned: game.would_have_resigned.is_some(),
-        would_resign_seat: game.would_have_resigned.map_or(0, |s| s.index() as u32),
     }
 }
 

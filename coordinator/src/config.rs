@@ -32,7 +32,7 @@ pub struct CoordinatorConfig {
     /// Optional TLS.
     pub tls: Option<TlsConfig>,
     /// Per-game self-play settings and position sources, keyed by game kind name.
-    pub games: BTreeMap<String, GameConfig>,
+    pub games: BTreeMap<GameKind, GameConfig>,
     /// Rule options of every game (each [decision] of the rules files).
     pub options: GameOptions,
     /// Optional S3-compatible object storage: finished Parquet files (`games/`) and published
@@ -134,13 +134,12 @@ pub struct GameConfig {
     pub weight: f64,
     /// Search and self-play settings handed out with each position.
     pub settings: SelfPlaySettings,
-    /// Leaf evaluator: "net" (the latest published model, hot-swapped between moves; the
-    /// rollout evaluator until one is published), "rollout" (the user's AI) or "uniform".
-    pub evaluator: String,
-    /// With `evaluator = "net"`: share, in `[0, 1]`, of one random playout's value mixed into
-    /// each leaf value (AlphaGo's λ, as the play server plays); 0 (the default) is the network
-    /// alone, which measured stronger after a run than 0.5 did (docs/benchmarks.md).
-    pub leaf_lambda: f32,
+    /// How self-play values its leaves (`[games.<game>.leaf]`): `evaluator = "net"` plays the
+    /// latest published model (hot-swapped between moves; the rollout evaluator until one is
+    /// published), "rollout" the user's AI, "uniform" nothing; with the network, `lambda` of
+    /// one random playout is mixed into each leaf value (0, the default, is the network alone,
+    /// which measured stronger after a run than 0.5 did: docs/benchmarks.md).
+    pub leaf: engine::LeafSettings,
     /// Where start positions come from.
     pub sources: SourcesConfig,
 }
@@ -150,8 +149,7 @@ impl Default for GameConfig {
         GameConfig {
             weight: 1.0,
             settings: SelfPlaySettings::default(),
-            evaluator: "rollout".into(),
-            leaf_lambda: 0.0,
+            leaf: engine::LeafSettings::rollout(),
             sources: SourcesConfig::default(),
         }
     }
@@ -161,9 +159,9 @@ impl GameConfig {
     /// The defaults for game `name`: [`GameConfig::default`], with lighter searches for
     /// TriGolden, whose positions cost far more to expand and play out (200 simulations for a
     /// full search, 50 for a fast one).
-    pub fn default_for(name: &str) -> GameConfig {
+    pub fn default_for(kind: GameKind) -> GameConfig {
         let mut g = GameConfig::default();
-        if name == crate::games::GameKind::TriGolden.name() {
+        if kind == GameKind::TriGolden {
             g.settings.full_sims = 200;
             g.settings.fast_sims = 50;
         }
@@ -208,7 +206,7 @@ impl Default for SourcesConfig {
 impl Default for CoordinatorConfig {
     fn default() -> Self {
         let mut games = BTreeMap::new();
-        games.insert("battlenumber".to_string(), GameConfig::default());
+        games.insert(GameKind::BattleNumber, GameConfig::default());
         CoordinatorConfig {
             listen: "127.0.0.1:50051".into(),
             metrics_listen: None,
@@ -275,21 +273,12 @@ impl CoordinatorConfig {
         if self.games.is_empty() {
             return bad("at least one game under [games]".into());
         }
-        if self.games.contains_key(GameKind::TriGolden.name()) {
+        if self.games.contains_key(&GameKind::TriGolden) {
             self.options.trigolden.engine().map_err(|e| ConfigError(format!("options.trigolden: {e}")))?;
         }
         for (name, g) in &self.games {
-            if GameKind::from_name(name).is_none() {
-                let known: Vec<&str> = GameKind::ALL.iter().map(|k| k.name()).collect();
-                return bad(format!("games.{name}: unknown game (known: {})", known.join(", ")));
-            }
             g.settings.validate().map_err(|e| ConfigError(format!("games.{name}: {e}")))?;
-            if !matches!(g.evaluator.as_str(), "net" | "rollout" | "uniform") {
-                return bad(format!("games.{name}.evaluator must be \"net\", \"rollout\" or \"uniform\""));
-            }
-            if !(0.0..=1.0).contains(&g.leaf_lambda) {
-                return bad(format!("games.{name}.leaf_lambda must be in [0, 1]"));
-            }
+            g.leaf.validate().map_err(|e| ConfigError(format!("games.{name}.leaf.{e}")))?;
             let s = &g.sources;
             let weights = [g.weight, s.initial, s.random_opening, s.fork, s.user_file_weight];
             if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
@@ -320,18 +309,17 @@ mod tests {
     fn leaf_evaluator_settings_are_checked() {
         let mut c = CoordinatorConfig::default();
         c.validate().unwrap();
-        let g = c.games.get_mut("battlenumber").unwrap();
-        g.evaluator = "net".into();
-        g.leaf_lambda = 0.0;
+        let g = c.games.get_mut(&GameKind::BattleNumber).unwrap();
+        g.leaf = engine::LeafSettings::net_alone();
         c.validate().unwrap();
         for bad_lambda in [-0.1, 1.5, f32::NAN] {
-            c.games.get_mut("battlenumber").unwrap().leaf_lambda = bad_lambda;
+            c.games.get_mut(&GameKind::BattleNumber).unwrap().leaf.lambda = bad_lambda;
             let e = c.validate().unwrap_err().to_string();
-            assert!(e.contains("leaf_lambda"), "{e}");
+            assert!(e.contains("games.battlenumber.leaf.lambda"), "{e}");
         }
-        let g = c.games.get_mut("battlenumber").unwrap();
-        g.leaf_lambda = 1.0;
-        g.evaluator = "network".into();
-        assert!(c.validate().unwrap_err().to_string().contains("evaluator"));
+        let e = toml::from_str::<CoordinatorConfig>("[games.battlenumber.leaf]\nevaluator = \"network\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("evaluator") && e.contains("rollout"), "{e}");
     }
 }

@@ -10,44 +10,7 @@ use zeroplay_proto::v1 as pb;
 
 use crate::rows::PositionRow;
 
-/// Game kinds the coordinator serves.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum GameKind {
-    /// Battle Number.
-    BattleNumber,
-    /// Banqi.
-    Banqi,
-    /// TriGolden.
-    TriGolden,
-}
-
-impl GameKind {
-    /// Every kind.
-    pub const ALL: [GameKind; 3] = [GameKind::BattleNumber, GameKind::Banqi, GameKind::TriGolden];
-
-    /// The engine's name for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            GameKind::BattleNumber => BattleNumber::NAME,
-            GameKind::Banqi => Banqi::NAME,
-            GameKind::TriGolden => TriGolden::NAME,
-        }
-    }
-
-    /// Looks a kind up by name.
-    pub fn from_name(name: &str) -> Option<GameKind> {
-        GameKind::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// State encoding version.
-    pub fn encoding_version(self) -> u32 {
-        match self {
-            GameKind::BattleNumber => BattleNumber::STATE_VERSION as u32,
-            GameKind::Banqi => Banqi::STATE_VERSION as u32,
-            GameKind::TriGolden => TriGolden::STATE_VERSION as u32,
-        }
-    }
-}
+pub use engine::GameKind;
 
 /// Why a submitted game was refused. Every variant names the problem for the worker's log.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -112,19 +75,15 @@ pub fn validate(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<PositionRo
             limits.max_moves
         )));
     }
-    if game.encoding_version != kind.encoding_version() {
+    if game.encoding_version != u32::from(kind.state_version()) {
         return Err(malformed(format!(
             "encoding version {} does not match this coordinator's {} version {}",
             game.encoding_version,
             kind.name(),
-            kind.encoding_version()
+            kind.state_version()
         )));
     }
-    match kind {
-        GameKind::BattleNumber => replay::<BattleNumber>(game, limits),
-        GameKind::Banqi => replay::<Banqi>(game, limits),
-        GameKind::TriGolden => replay::<TriGolden>(game, limits),
-    }
+    engine::with_game!(kind, |G| replay::<G>(game, limits))
 }
 
 fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<PositionRow>, ValidationError> {
@@ -239,23 +198,13 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
 
 /// The game's initial position, encoded.
 pub fn initial_state(kind: GameKind, opts: &GameOptions) -> Vec<u8> {
-    match kind {
-        GameKind::BattleNumber => engine::game::to_bytes(&BattleNumber::new_game(&opts.battlenumber)),
-        GameKind::Banqi => engine::game::to_bytes(&Banqi::new_game(&opts.banqi)),
-        GameKind::TriGolden => engine::game::to_bytes(&TriGolden::new_game(&opts.trigolden.resolved())),
-    }
+    engine::with_game!(kind, |G| engine::game::to_bytes(&G::new_game(&opts.of::<G>())))
 }
 
 /// The initial position after `plies` uniformly random actions (fewer if the game would end),
 /// encoded; always a position at a turn start that is not finished.
 pub fn random_opening(kind: GameKind, opts: &GameOptions, plies: u32, seed: u64) -> Vec<u8> {
-    match kind {
-        GameKind::BattleNumber => random_opening_of(BattleNumber::new_game(&opts.battlenumber), plies, seed),
-        GameKind::Banqi => random_opening_of(Banqi::new_game(&opts.banqi), plies, seed),
-        GameKind::TriGolden => {
-            random_opening_of(TriGolden::new_game(&opts.trigolden.resolved()), plies, seed)
-        }
-    }
+    engine::with_game!(kind, |G| random_opening_of(G::new_game(&opts.of::<G>()), plies, seed))
 }
 
 fn random_opening_of<G: Game>(start: G, plies: u32, seed: u64) -> Vec<u8> {
@@ -277,11 +226,7 @@ pub fn check_position(kind: GameKind, bytes: &[u8]) -> Result<(), String> {
         }
         Ok(())
     }
-    match kind {
-        GameKind::BattleNumber => check::<BattleNumber>(bytes),
-        GameKind::Banqi => check::<Banqi>(bytes),
-        GameKind::TriGolden => check::<TriGolden>(bytes),
-    }
+    engine::with_game!(kind, |G| check::<G>(bytes))
 }
 
 /// Game options per kind (every [decision] of the rules).
@@ -294,6 +239,51 @@ pub struct GameOptions {
     pub banqi: engine::banqi::Options,
     /// TriGolden's options.
     pub trigolden: TrigoldenOptions,
+}
+
+impl GameOptions {
+    /// The configured options of game `G`, reading TriGolden's shape table if one is named.
+    ///
+    /// # Errors
+    /// An unreadable or invalid shape table.
+    pub fn checked<G: Configured>(&self) -> Result<G::Options, String> {
+        <G as Configured>::options(self)
+    }
+
+    /// The options of game `G` in a configuration already validated.
+    ///
+    /// # Panics
+    /// If the options were not checked ([`GameOptions::checked`]) and are invalid.
+    pub fn of<G: Configured>(&self) -> G::Options {
+        self.checked::<G>().unwrap_or_else(|e| panic!("{} options not checked before use: {e}", G::NAME))
+    }
+}
+
+/// A game whose options live in [`GameOptions`].
+pub trait Configured: Game {
+    /// This game's configured options.
+    ///
+    /// # Errors
+    /// Options that name an unreadable or invalid file.
+    fn options(all: &GameOptions) -> Result<Self::Options, String>;
+}
+
+impl Configured for BattleNumber {
+    fn options(all: &GameOptions) -> Result<Self::Options, String> {
+        Ok(all.battlenumber)
+    }
+}
+
+impl Configured for Banqi {
+    fn options(all: &GameOptions) -> Result<Self::Options, String> {
+        Ok(all.banqi.clone())
+    }
+}
+
+impl Configured for TriGolden {
+    fn options(all: &GameOptions) -> Result<Self::Options, String> {
+        all.trigolden.engine()
+    }
 }
 
 /// TriGolden's [decision] options as configured (`[options.trigolden]`). The shape table is
@@ -353,14 +343,5 @@ impl TrigoldenOptions {
             rule6_new_point: self.rule6_new_point,
         };
         Ok(self.resolved.get_or_init(|| o).clone())
-    }
-
-    /// [`TrigoldenOptions::engine`] for options already checked.
-    ///
-    /// # Panics
-    /// If the shape table cannot be read: configuration checks ([`crate::config::CoordinatorConfig::validate`])
-    /// call [`TrigoldenOptions::engine`] first, so a running coordinator has it.
-    pub fn resolved(&self) -> engine::trigolden::Options {
-        self.engine().unwrap_or_else(|e| panic!("TriGolden options not checked before use: {e}"))
     }
 }

@@ -178,14 +178,12 @@ impl Gating {
                     model_version: run.candidate,
                     ttl_ms,
                     source: pb::PositionSource::RandomOpening as i32,
-                    evaluation: Some(pb::EvaluationMatch {
-                        candidate_version: run.candidate,
-                        opponent_version: run.opponent,
-                        sims: run.settings.sims,
-                        margin_mix: run.settings.margin_mix,
-                        match_index: index,
-                        leaf_lambda: run.settings.lambda,
-                    }),
+                    evaluation: Some(zeroplay_proto::convert::evaluation_match(
+                        run.candidate,
+                        run.opponent,
+                        index,
+                        &run.settings,
+                    )),
                 });
             }
         }
@@ -264,31 +262,6 @@ impl Gating {
     }
 }
 
-/// Gate settings from the wire, checked.
-///
-/// # Errors
-/// A description of the first bad field.
-pub fn settings_from_proto(p: &pb::GateSettings) -> Result<GateSettings, String> {
-    let rule = engine::gating::GateRule::from_name(&p.rule)
-        .ok_or_else(|| format!("gate rule {:?}: expected \"threshold\" or \"sprt\"", p.rule))?;
-    let s = GateSettings {
-        rule,
-        matches: p.matches,
-        threshold: p.threshold,
-        elo0: p.elo0,
-        elo1: p.elo1,
-        alpha: p.alpha,
-        beta: p.beta,
-        sims: p.sims,
-        opening_plies: p.opening_plies,
-        margin_mix: p.margin_mix,
-        lambda: p.leaf_lambda,
-        seed: p.seed,
-    };
-    s.validate()?;
-    Ok(s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,17 +271,6 @@ mod tests {
         let s = GateSettings { matches, ..GateSettings::default() };
         g.start(5, 3, GameKind::BattleNumber, s);
         g
-    }
-
-    #[test]
-    fn settings_round_trip_and_bad_ones_are_refused() {
-        let s = GateSettings { rule: engine::gating::GateRule::Sprt, matches: 9, ..GateSettings::default() };
-        assert_eq!(settings_from_proto(&zeroplay_worker::gate_settings_to_proto(&s)), Ok(s.clone()));
-        let mut p = zeroplay_worker::gate_settings_to_proto(&s);
-        p.rule = "vote".into();
-        assert!(settings_from_proto(&p).unwrap_err().contains("vote"));
-        let p = pb::GateSettings { matches: 0, ..zeroplay_worker::gate_settings_to_proto(&s) };
-        assert!(settings_from_proto(&p).is_err());
     }
 
     #[test]

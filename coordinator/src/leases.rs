@@ -98,8 +98,7 @@ impl Sources {
     /// [`PositionsFileError`] for a bad positions file.
     pub fn new(cfg: &CoordinatorConfig) -> Result<Sources, PositionsFileError> {
         let mut games = Vec::new();
-        for (name, g) in &cfg.games {
-            let Some(kind) = GameKind::from_name(name) else { continue };
+        for (&kind, g) in &cfg.games {
             let user = match &g.sources.user_file {
                 Some(p) if g.sources.user_file_weight > 0.0 => read_positions_file(p, kind)?,
                 _ => Vec::new(),
@@ -157,7 +156,7 @@ impl Sources {
             3 => (g.user[self.rng.random_range(0..g.user.len())].clone(), PositionSource::UserFile),
             _ => (games::initial_state(g.kind, &g.options), PositionSource::Initial),
         };
-        LeaseRow { game_kind: g.kind.name().into(), start_state: state, seed, source: source as i32 }
+        LeaseRow { game_kind: g.kind, start_state: state, seed, source: source as i32 }
     }
 
     /// Offers a position of a stored game for later forks (kept in a bounded reservoir).
@@ -353,7 +352,7 @@ mod tests {
     #[test]
     fn sources_draw_valid_positions_of_every_kind() {
         let mut cfg = CoordinatorConfig::default();
-        cfg.games.get_mut("battlenumber").unwrap().sources.fork = 1.0;
+        cfg.games.get_mut(&GameKind::BattleNumber).unwrap().sources.fork = 1.0;
         let mut sources = Sources::new(&cfg).unwrap();
         let mut seen = std::collections::HashSet::new();
         for id in 1..200 {

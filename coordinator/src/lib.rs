@@ -7,7 +7,9 @@
 //!
 //! Entry point: [`run`] with a configuration, a bound listener and a shutdown future.
 
+pub mod auth;
 pub mod config;
+pub mod error;
 pub mod games;
 pub mod gating;
 pub mod ingest;
@@ -135,9 +137,8 @@ pub async fn run_with_metrics(
     // Gating runs cut short by a restart start again from their first match.
     let mut gating = gating::Gating::new(Duration::from_millis(cfg.leases.ttl_ms), cfg.options.clone());
     for m in store.models()? {
-        if let (store::ModelState::Gating, Some(s), Some(kind)) =
-            (m.state, m.gate_settings.clone(), games::GameKind::from_name(&m.game_kind))
-        {
+        if let (store::ModelState::Gating, Some(s)) = (m.state, m.gate_settings.clone()) {
+            let kind = m.game_kind;
             info!(version = m.version, "gating of this candidate restarts");
             gating.start(m.version, m.opponent, kind, s);
         }
@@ -182,7 +183,7 @@ pub async fn run_with_metrics(
         models: Mutex::new(Some(broadcast::channel(16).0)),
         gating: Mutex::new(gating),
         model_lock: tokio::sync::Mutex::new(()),
-        observed: metrics::Observed::default(),
+        observed: service::Observed::default(),
         cfg: cfg.clone(),
     });
     // Metrics and health: ready from here until shutdown begins. The server stops at the end

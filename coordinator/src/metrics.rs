@@ -12,27 +12,12 @@ use std::sync::{Arc, Weak};
 
 use zeroplay_storage::SyncStats;
 use zeroplay_telemetry::Live;
-use zeroplay_telemetry::prometheus_client::metrics::histogram::Histogram;
 use zeroplay_telemetry::prometheus_client::registry::Registry;
 
 use crate::games::GameKind;
 use crate::ingest::Stats;
-use crate::service::Shared;
+use crate::service::{Observed, Shared};
 use crate::store::ModelEntry;
-
-/// Metrics the service observes itself.
-#[derive(Clone, Debug)]
-pub struct Observed {
-    /// Seconds from a `SubmitGame` call's arrival to its answer (acknowledged, refused or a
-    /// duplicate), as the coordinator sees it.
-    pub ack_seconds: Histogram,
-}
-
-impl Default for Observed {
-    fn default() -> Self {
-        Observed { ack_seconds: Histogram::new(zeroplay_telemetry::latency_buckets()) }
-    }
-}
 
 /// The coordinator's registry: metric names start with `zeroplay_coordinator_`.
 pub fn registry(
@@ -193,7 +178,7 @@ fn versions(
         GameKind::ALL
             .iter()
             .filter_map(|k| {
-                let m = models.iter().rev().find(|m| pick(m) && m.game_kind == k.name())?;
+                let m = models.iter().rev().find(|m| pick(m) && m.game_kind == *k)?;
                 Some((k.name().to_string(), m.version as f64))
             })
             .collect()

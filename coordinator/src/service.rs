@@ -1,5 +1,6 @@
-//! The gRPC service: authentication, leases, submissions, models and status. Domain errors
-//! map to gRPC status codes in one place ([`CoordError`]).
+//! The gRPC service: leases, submissions, models and status. Callers are authenticated by
+//! [`AuthInterceptor`] (`auth.rs`); domain errors map to gRPC status codes in one place
+//! ([`CoordError`], `error.rs`).
 
 use std::collections::{HashMap, HashSet};
 use std::pin::Pin;
@@ -13,125 +14,34 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
 use tracing::{debug, info};
+use zeroplay_proto::convert;
 use zeroplay_proto::v1 as pb;
 use zeroplay_proto::v1::coordinator_server::Coordinator;
+use zeroplay_telemetry::prometheus_client::metrics::histogram::Histogram;
 
+use crate::auth::require;
 use crate::config::CoordinatorConfig;
 use crate::games::{GameKind, Limits, ValidationError, validate};
-use crate::gating::{Gating, Reported, is_eval_lease, settings_from_proto};
+use crate::gating::{Gating, Reported, is_eval_lease};
 use crate::ingest::{StageRequest, Stats};
 use crate::leases::{Leases, Sources};
 use crate::store::{ModelEntry, ModelState, StagedGame, Store, best_model, now_ms};
 
-/// Authenticated roles.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// A self-play worker.
-    Worker,
-    /// A trainer.
-    Trainer,
-    /// An administrator.
-    Admin,
+pub use crate::auth::AuthInterceptor;
+pub use crate::error::{CoordError, Role};
+
+/// Metrics the service observes itself.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    /// Seconds from a `SubmitGame` call's arrival to its answer (acknowledged, refused or a
+    /// duplicate), as the coordinator sees it.
+    pub ack_seconds: Histogram,
 }
 
-/// Every way a call can fail, mapped to a gRPC status in [`From<CoordError> for Status`].
-#[derive(Debug, thiserror::Error)]
-pub enum CoordError {
-    /// No or unknown token.
-    #[error("missing or unknown bearer token")]
-    Unauthenticated,
-    /// The role may not call this method.
-    #[error("role {0:?} may not call this method")]
-    PermissionDenied(Role),
-    /// A submitted game is malformed or illegal.
-    #[error("{0}")]
-    InvalidGame(ValidationError),
-    /// A bad request field.
-    #[error("{0}")]
-    InvalidArgument(String),
-    /// The game id is already stored.
-    #[error("game {0} is already stored")]
-    Duplicate(String),
-    /// Too large.
-    #[error("{0}")]
-    Oversized(String),
-    /// Not found.
-    #[error("{0}")]
-    NotFound(String),
-    /// The database or disk failed; the caller should retry later.
-    #[error("storage unavailable: {0}")]
-    Unavailable(String),
-}
-
-impl From<CoordError> for Status {
-    fn from(e: CoordError) -> Status {
-        let msg = e.to_string();
-        match e {
-            CoordError::Unauthenticated => Status::unauthenticated(msg),
-            CoordError::PermissionDenied(_) => Status::permission_denied(msg),
-            CoordError::InvalidGame(ValidationError::Oversized(_)) | CoordError::Oversized(_) => {
-                Status::resource_exhausted(msg)
-            }
-            CoordError::InvalidGame(_) | CoordError::InvalidArgument(_) => Status::invalid_argument(msg),
-            CoordError::Duplicate(_) => Status::already_exists(msg),
-            CoordError::NotFound(_) => Status::not_found(msg),
-            CoordError::Unavailable(_) => Status::unavailable(msg),
-        }
+impl Default for Observed {
+    fn default() -> Self {
+        Observed { ack_seconds: Histogram::new(zeroplay_telemetry::latency_buckets()) }
     }
-}
-
-/// Checks the bearer token and records the caller's role in the request's extensions. Used as
-/// a tonic interceptor in front of the whole service.
-#[derive(Clone)]
-pub struct AuthInterceptor {
-    tokens: Arc<Vec<(String, Role)>>,
-}
-
-impl AuthInterceptor {
-    /// An interceptor for the configured tokens.
-    pub fn new(cfg: &CoordinatorConfig) -> Self {
-        let a = &cfg.auth;
-        AuthInterceptor {
-            tokens: Arc::new(vec![
-                (a.worker_token.clone(), Role::Worker),
-                (a.trainer_token.clone(), Role::Trainer),
-                (a.admin_token.clone(), Role::Admin),
-            ]),
-        }
-    }
-}
-
-impl tonic::service::Interceptor for AuthInterceptor {
-    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
-        let token = req
-            .metadata()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::to_owned);
-        let role = token.and_then(|t| {
-            // Compare every token fully so timing does not reveal a prefix.
-            self.tokens.iter().fold(None, |found, (k, r)| {
-                if constant_eq(k.as_bytes(), t.as_bytes()) { Some(*r) } else { found }
-            })
-        });
-        match role {
-            Some(r) => {
-                req.extensions_mut().insert(r);
-                Ok(req)
-            }
-            None => Err(CoordError::Unauthenticated.into()),
-        }
-    }
-}
-
-fn constant_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn require<T>(req: &Request<T>, allowed: &[Role]) -> Result<Role, CoordError> {
-    let role = *req.extensions().get::<Role>().ok_or(CoordError::Unauthenticated)?;
-    if allowed.contains(&role) { Ok(role) } else { Err(CoordError::PermissionDenied(role)) }
 }
 
 /// State shared by all calls.
@@ -152,7 +62,7 @@ pub struct Shared {
     /// Gating runs and their evaluation leases.
     pub(crate) gating: Mutex<Gating>,
     /// Metrics observed by the service (the rest are read from the fields above).
-    pub(crate) observed: crate::metrics::Observed,
+    pub(crate) observed: Observed,
 }
 
 /// The tonic service.
@@ -262,14 +172,13 @@ impl CoordinatorService {
             .put_leases(&grant.granted, &grant.replaced, grant.next_id, grant.drawn)
             .map_err(|e| CoordError::Unavailable(e.to_string()))?;
         out.extend(grant.granted.into_iter().map(|(id, row)| {
-            let kind = GameKind::from_name(&row.game_kind);
-            let gcfg = kind.and_then(|k| sources.game_config(k)).cloned().unwrap_or_default();
+            let gcfg = sources.game_config(row.game_kind).cloned().unwrap_or_default();
             pb::Lease {
                 lease_id: id,
-                game_kind: row.game_kind,
+                game_kind: row.game_kind.to_string(),
                 start_state: row.start_state,
                 seed: row.seed,
-                settings: Some(settings_to_proto(&gcfg.settings, &gcfg.evaluator, gcfg.leaf_lambda)),
+                settings: Some(convert::selfplay_to_proto(&gcfg.settings, &gcfg.leaf)),
                 model_version: 0,
                 ttl_ms: s.cfg.leases.ttl_ms,
                 source: row.source,
@@ -310,36 +219,10 @@ impl CoordinatorService {
     }
 }
 
-/// Self-play settings as sent to workers.
-pub fn settings_to_proto(
-    s: &engine::selfplay::SelfPlaySettings,
-    evaluator: &str,
-    leaf_lambda: f32,
-) -> pb::SelfPlaySettings {
-    pb::SelfPlaySettings {
-        full_sims: s.full_sims,
-        fast_sims: s.fast_sims,
-        full_search_probability: s.full_search_probability,
-        dirichlet_alpha: s.dirichlet_alpha,
-        dirichlet_fraction: s.dirichlet_fraction,
-        temperature: s
-            .temperature
-            .iter()
-            .map(|&(until_ply, temperature)| pb::TemperatureStep { until_ply, temperature })
-            .collect(),
-        resign_threshold: s.resign_threshold,
-        resign_consecutive: s.resign_consecutive,
-        resign_playthrough_fraction: s.resign_playthrough_fraction,
-        evaluator: evaluator.to_string(),
-        c_puct: s.c_puct,
-        leaf_lambda,
-    }
-}
-
 fn announcement(m: &ModelEntry) -> pb::ModelAnnouncement {
     pb::ModelAnnouncement {
         version: m.version,
-        game_kind: m.game_kind.clone(),
+        game_kind: m.game_kind.to_string(),
         sha256: m.sha256.clone(),
         size_bytes: m.size_bytes,
         encoding_version: m.encoding_version,
@@ -355,6 +238,14 @@ impl Coordinator for CoordinatorService {
     ) -> Result<Response<pb::RegisterResponse>, Status> {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
+        if r.protocol != zeroplay_proto::PROTOCOL {
+            return Err(CoordError::FailedPrecondition(format!(
+                "worker speaks protocol {}, this coordinator protocol {}: run a worker of the same zeroplay release",
+                r.protocol,
+                zeroplay_proto::PROTOCOL
+            ))
+            .into());
+        }
         if r.engine_version != engine::ENGINE_VERSION {
             return Err(CoordError::InvalidArgument(format!(
                 "worker engine {} does not match coordinator engine {}",
@@ -451,7 +342,7 @@ impl Coordinator for CoordinatorService {
         // The best model of every game kind, then each promotion as it happens.
         let current: Vec<_> = crate::games::GameKind::ALL
             .iter()
-            .filter_map(|k| models.iter().rev().find(|m| m.is_best_kind() && m.game_kind == k.name()))
+            .filter_map(|k| models.iter().rev().find(|m| m.is_best_kind() && m.game_kind == *k))
             .map(|m| Ok(announcement(m)))
             .collect();
         let first = tokio_stream::iter(current);
@@ -533,7 +424,7 @@ impl Coordinator for CoordinatorService {
         let gate = meta
             .gate
             .as_ref()
-            .map(settings_from_proto)
+            .map(convert::gate_from_proto)
             .transpose()
             .map_err(|e| CoordError::InvalidArgument(format!("gate settings: {e}")))?;
         let digest: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
@@ -549,7 +440,7 @@ impl Coordinator for CoordinatorService {
         // The file itself: a zeroplay model for the announced game and encoding.
         let file_meta = modelfile::check(&data)
             .map_err(|e| CoordError::InvalidArgument(format!("not a usable model file: {e}")))?;
-        if file_meta.game != meta.game_kind || file_meta.feature_version != meta.encoding_version {
+        if file_meta.game != kind.name() || file_meta.feature_version != meta.encoding_version {
             return Err(CoordError::InvalidArgument(format!(
                 "model file is for {} features v{}, announced {} v{}",
                 file_meta.game, file_meta.feature_version, meta.game_kind, meta.encoding_version
@@ -567,14 +458,14 @@ impl Coordinator for CoordinatorService {
             let opponent = models
                 .iter()
                 .rev()
-                .find(|m| m.is_best_kind() && m.game_kind == meta.game_kind)
+                .find(|m| m.is_best_kind() && m.game_kind == kind)
                 .map_or(0, |m| m.version);
             std::fs::create_dir_all(&dir).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let path = dir.join(format!("model-{version:06}.bin"));
             durable::write_atomic(&path, &data).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let entry = ModelEntry {
                 version,
-                game_kind: meta.game_kind,
+                game_kind: kind,
                 sha256: digest,
                 size_bytes: data.len() as u64,
                 encoding_version: meta.encoding_version,

@@ -111,7 +111,7 @@ pub struct ModelEntry {
     /// Version (1, 2, ...).
     pub version: u64,
     /// Game kind.
-    pub game_kind: String,
+    pub game_kind: engine::GameKind,
     /// SHA-256, lowercase hex.
     pub sha256: String,
     /// Size in bytes.
@@ -165,8 +165,8 @@ pub fn best_model(models: &[ModelEntry]) -> Option<&ModelEntry> {
 /// A lease as stored.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LeaseRow {
-    /// Game kind name.
-    pub game_kind: String,
+    /// Game kind.
+    pub game_kind: engine::GameKind,
     /// Start position bytes.
     pub start_state: Vec<u8>,
     /// Seed.
@@ -575,7 +575,12 @@ mod tests {
             s.put_leases(
                 &[(
                     7,
-                    LeaseRow { game_kind: "battlenumber".into(), start_state: vec![1], seed: 3, source: 1 },
+                    LeaseRow {
+                        game_kind: engine::GameKind::BattleNumber,
+                        start_state: vec![1],
+                        seed: 3,
+                        source: 1,
+                    },
                 )],
                 &[],
                 8,

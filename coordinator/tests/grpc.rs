@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use engine::GameKind;
 use engine::battlenumber::BattleNumber;
 use engine::eval::Rollout;
 use engine::game::Game;
@@ -46,7 +47,7 @@ fn config(dir: &Path) -> CoordinatorConfig {
     cfg.parquet.rotate_seconds = 1;
     cfg.limits.max_moves = 400;
     cfg.limits.max_message_bytes = 256 * 1024;
-    let g = cfg.games.get_mut("battlenumber").unwrap();
+    let g = cfg.games.get_mut(&GameKind::BattleNumber).unwrap();
     g.settings.full_sims = 16;
     g.settings.fast_sims = 4;
     cfg
@@ -76,6 +77,7 @@ async fn register(c: &mut Client) -> String {
         name: "t".into(),
         slots: 1,
         engine_version: engine::ENGINE_VERSION.into(),
+        protocol: zeroplay_proto::PROTOCOL,
     })
     .await
     .unwrap()
@@ -135,10 +137,27 @@ async fn tokens_and_roles_are_enforced() {
     assert_eq!(e.code(), Code::PermissionDenied);
     // Wrong engine version.
     let e = worker
-        .register(pb::RegisterRequest { name: "w".into(), slots: 1, engine_version: "0.0.0-other".into() })
+        .register(pb::RegisterRequest {
+            name: "w".into(),
+            slots: 1,
+            engine_version: "0.0.0-other".into(),
+            protocol: zeroplay_proto::PROTOCOL,
+        })
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
+    // A worker from before protocol 2 (it sends no protocol) learns why at once.
+    let e = worker
+        .register(pb::RegisterRequest {
+            name: "w".into(),
+            slots: 1,
+            engine_version: engine::ENGINE_VERSION.into(),
+            protocol: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+    assert!(e.message().contains("protocol 0") && e.message().contains("protocol 2"), "{}", e.message());
     // Unknown worker id.
     let e = worker
         .lease_positions(pb::LeaseRequest { worker_id: "ghost".into(), max_positions: 1 })
@@ -523,9 +542,8 @@ fn stored_model_versions(dir: &Path) -> Vec<u64> {
 async fn workers_hot_load_published_models_and_keep_theirs_when_one_is_bad() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.games.get_mut("battlenumber").unwrap().evaluator = "net".into();
     // The network's value mixed with a playout (the model version is still recorded).
-    cfg.games.get_mut("battlenumber").unwrap().leaf_lambda = 0.5;
+    cfg.games.get_mut(&GameKind::BattleNumber).unwrap().leaf = engine::LeafSettings::served();
     let run = start(cfg).await;
     let mut trainer = connect(run.addr, TRAINER);
     let admin = connect(run.addr, ADMIN);
@@ -583,7 +601,7 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     use engine::gating::GateSettings;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    cfg.games.get_mut("battlenumber").unwrap().evaluator = "net".into();
+    cfg.games.get_mut(&GameKind::BattleNumber).unwrap().leaf = engine::LeafSettings::net_alone();
     let run = start(cfg.clone()).await;
     let mut trainer = connect(run.addr, TRAINER);
     assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1, "ungated: best at once");
@@ -673,8 +691,8 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
 /// The test config with `kind` as its only game.
 fn config_for(dir: &Path, kind: &str) -> CoordinatorConfig {
     let mut cfg = config(dir);
-    let g = cfg.games.remove("battlenumber").unwrap();
-    cfg.games.insert(kind.into(), g);
+    let g = cfg.games.remove(&GameKind::BattleNumber).unwrap();
+    cfg.games.insert(kind.parse().unwrap(), g);
     cfg
 }
 
@@ -809,8 +827,8 @@ async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
     use engine::banqi::Banqi;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
-    let bn = cfg.games["battlenumber"].clone();
-    cfg.games.insert("banqi".into(), bn);
+    let bn = cfg.games[&GameKind::BattleNumber].clone();
+    cfg.games.insert(GameKind::Banqi, bn);
     let run = start(cfg).await;
     let mut trainer = connect(run.addr, TRAINER);
     let net_cfg = model::NetConfig::named("tiny").unwrap();
@@ -834,8 +852,8 @@ async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
     heard.sort();
     assert_eq!(heard, [("banqi".to_string(), 2), ("battlenumber".to_string(), 1)]);
     // A follower puts each into its own slot; a follower of one game ignores the other.
-    let slots = zeroplay_worker::ModelSlots::new(&["battlenumber", "banqi"]);
-    let only_bn = zeroplay_worker::ModelSlots::new(&["battlenumber"]);
+    let slots = zeroplay_worker::ModelSlots::new(&[GameKind::BattleNumber, GameKind::Banqi]);
+    let only_bn = zeroplay_worker::ModelSlots::new(&[GameKind::BattleNumber]);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let wcfg = WorkerConfig { coordinator: format!("http://{}", run.addr), ..WorkerConfig::default() };
     let mut tasks = Vec::new();
@@ -847,15 +865,15 @@ async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
         }));
     }
     let t = std::time::Instant::now();
-    while slots.slot("banqi").unwrap().version() != 2
-        || slots.slot("battlenumber").unwrap().version() != 1
-        || only_bn.slot("battlenumber").unwrap().version() != 1
+    while slots.slot(GameKind::Banqi).unwrap().version() != 2
+        || slots.slot(GameKind::BattleNumber).unwrap().version() != 1
+        || only_bn.slot(GameKind::BattleNumber).unwrap().version() != 1
     {
         assert!(t.elapsed() < Duration::from_secs(30), "models not followed");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(only_bn.slot("banqi").is_none());
-    assert_eq!(slots.slot("banqi").unwrap().current().unwrap().model.meta.game, "banqi");
+    assert!(only_bn.slot(GameKind::Banqi).is_none());
+    assert_eq!(slots.slot(GameKind::Banqi).unwrap().current().unwrap().model.meta.game, "banqi");
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     drop(stream);
     for t in tasks {

@@ -1,17 +1,19 @@
 //! Agents: things that choose actions. An agent is named by a spec string, so the arena, the
-//! play command and (later) gating can all build the same player from one line:
+//! play command and the play server can all build the same player from one line (gating's
+//! agent is `model::gate_agent`):
 //!
 //! - `random` — a uniformly random legal click.
 //! - `mcts:sims=800,eval=rollout` — MCTS with 800 simulations per turn and the rollout
 //!   evaluator (the user's own AI).
 //! - `mcts:time=200ms,eval=uniform,cpuct=2.0,batch=8,playouts=2,scale=3,fpu=0.1`.
 //! - `mcts:time=100ms,eval=net,model=best.safetensors,lambda=0.5` — the network's priors,
-//!   and its value mixed half and half with one random playout ([`crate::eval::Mixed`]).
+//!   and its value mixed half and half with one random playout: the [`LeafSettings`] of
+//!   `eval=net`, built by the caller's loader (`model::net_leaf`).
 //! - `mcts:time=500ms,eval=net,model=best.safetensors,knowledge=0.5` — half the root's prior
 //!   mass on the game's own AI's candidate moves ([`Game::knowledge_priors`]; TriGolden's are
 //!   the user's AI's candidate turns).
 //! - `trigolden-seed:time=1s,minimax=3` — the user's own TriGolden AI
-//!   ([`crate::trigolden::seed`]; TriGolden only).
+//!   ([`crate::trigolden::seed`]; TriGolden only, reached through [`GameAgents`]).
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -26,6 +28,7 @@ use rand::RngExt;
 use crate::Rng;
 use crate::eval::{Evaluator, Rollout, Uniform};
 use crate::game::Game;
+use crate::leaf::{LeafEvaluator, LeafSettings};
 use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
 
 /// Chooses actions for one seat of a game.
@@ -87,9 +90,9 @@ pub enum EvalSpec {
     },
 }
 
-/// Loads a network evaluator from a model path and margin mix (supplied by a crate that can
-/// read files and run networks).
-pub type NetLoader<'a, G> = dyn Fn(&str, f32) -> Result<Arc<dyn Evaluator<G>>, String> + 'a;
+/// Loads a model file and builds its network leaf under the given [`LeafSettings`] (supplied
+/// by a crate that can read files and run networks: `model::net_leaf` is the recipe).
+pub type NetLoader<'a, G> = dyn Fn(&str, &LeafSettings) -> Result<Arc<dyn Evaluator<G>>, String> + 'a;
 
 /// An MCTS agent's settings.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,6 +107,52 @@ pub struct MctsSpec {
     pub config: MctsConfig,
 }
 
+impl MctsSpec {
+    /// The leaf recipe of `eval=net,mix=…,lambda=…` under this spec's score scale.
+    pub fn leaf(&self, mix: f32, lambda: f32) -> LeafSettings {
+        LeafSettings {
+            evaluator: LeafEvaluator::Net,
+            margin_mix: mix,
+            lambda,
+            score_scale: self.config.score_scale,
+        }
+    }
+}
+
+/// The settings of TriGolden's seed AI (`trigolden-seed:…`, [`crate::trigolden::seed`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedSettings {
+    /// Simulations per turn (with `time`, whichever ends first; neither: 200).
+    pub sims: Option<u64>,
+    /// Time per turn.
+    pub time: Option<Duration>,
+    /// Turns left at or below which the breadth-first minimax replaces UCT.
+    pub minimax_turns: u8,
+    /// Most positions the minimax may visit before it gives up and UCT decides.
+    pub minimax_nodes: u64,
+}
+
+impl Default for SeedSettings {
+    fn default() -> Self {
+        SeedSettings { sims: None, time: None, minimax_turns: 3, minimax_nodes: 20_000 }
+    }
+}
+
+/// Agents a game has beyond the generic ones (random, MCTS): the specs only one game
+/// understands, such as TriGolden's `trigolden-seed:…`. The game's own module implements it,
+/// so this generic factory reaches a game's agents without naming the game.
+pub trait GameAgents: Game {
+    /// The agent `spec` names for this game (called `name`), or `None` if this game has no
+    /// such agent.
+    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<Self>>> {
+        let _ = (spec, name);
+        None
+    }
+}
+
+impl GameAgents for crate::battlenumber::BattleNumber {}
+impl GameAgents for crate::banqi::Banqi {}
+
 /// A parsed agent spec string (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub enum AgentSpec {
@@ -112,7 +161,7 @@ pub enum AgentSpec {
     /// `mcts:…`.
     Mcts(MctsSpec),
     /// `trigolden-seed:…` (TriGolden only).
-    TrigoldenSeed(crate::trigolden::seed::SeedSettings),
+    TrigoldenSeed(SeedSettings),
 }
 
 /// A spec string that names no agent.
@@ -149,7 +198,7 @@ impl FromStr for AgentSpec {
         }
         if let Some(rest) = s.strip_prefix("trigolden-seed") {
             let rest = rest.strip_prefix(':').unwrap_or(rest);
-            let mut seed = crate::trigolden::seed::SeedSettings::default();
+            let mut seed = SeedSettings::default();
             for kv in rest.split(',').filter(|p| !p.is_empty()) {
                 let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
                 match k {
@@ -348,7 +397,7 @@ impl AgentSpec {
     ///
     /// # Panics
     /// If the spec names a network (`eval=net`): use [`AgentSpec::build_with`].
-    pub fn build<G: Game>(&self) -> Box<dyn Agent<G>> {
+    pub fn build<G: GameAgents>(&self) -> Box<dyn Agent<G>> {
         self.build_with(&|_, _| Err("no network loader".into()))
             .unwrap_or_else(|e| panic!("{self}: {e}; use build_with to load networks"))
     }
@@ -357,7 +406,7 @@ impl AgentSpec {
     ///
     /// # Errors
     /// The loader's error.
-    pub fn build_with<G: Game>(&self, net: &NetLoader<'_, G>) -> Result<Box<dyn Agent<G>>, String> {
+    pub fn build_with<G: GameAgents>(&self, net: &NetLoader<'_, G>) -> Result<Box<dyn Agent<G>>, String> {
         Ok(match self {
             AgentSpec::Random => Box::new(RandomAgent),
             AgentSpec::Mcts(m) => {
@@ -366,21 +415,12 @@ impl AgentSpec {
                     EvalSpec::Rollout { playouts } => {
                         Arc::new(Rollout { score_scale: m.config.score_scale, playouts: *playouts })
                     }
-                    EvalSpec::Net { model, mix, lambda } => {
-                        crate::eval::Mixed::wrap(net(model, *mix)?, *lambda, m.config.score_scale)
-                    }
+                    EvalSpec::Net { model, mix, lambda } => net(model, &m.leaf(*mix, *lambda))?,
                 };
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
             }
-            AgentSpec::TrigoldenSeed(s) => {
-                // Only TriGolden has this agent: box it for TriGolden and recover the box as
-                // `G`'s when `G` is TriGolden.
-                let agent: Box<dyn Agent<crate::trigolden::TriGolden>> =
-                    Box::new(crate::trigolden::seed::SeedAgent::new(s.clone(), self.to_string()));
-                let any: Box<dyn std::any::Any> = Box::new(agent);
-                *any.downcast::<Box<dyn Agent<G>>>()
-                    .map_err(|_| format!("{self} plays only {}", crate::trigolden::TriGolden::NAME))?
-            }
+            AgentSpec::TrigoldenSeed(_) => G::game_agent(self, self.to_string())
+                .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME))?,
         })
     }
 }

@@ -3,7 +3,9 @@
 //! The search talks only to the [`Evaluator`] trait, in batches, the way KataGo's search talks
 //! only to its neural network. Two evaluators live here and need no network: [`Uniform`] and
 //! [`Rollout`] (the user's own AI: a random playout to the end, scored by the score
-//! difference). The trained value network arrives as a third implementation in the trainer.
+//! difference), and [`Mixed`], a playout mixed into another evaluator's value. The trained
+//! network is a third implementation, `model::NetEvaluator`; which evaluator a search uses,
+//! and how, is a [`crate::leaf::LeafSettings`].
 
 use crate::Rng;
 use crate::game::{Game, Outcome, Seat};
@@ -96,6 +98,11 @@ impl<G: Game> Evaluator<G> for Uniform {
     }
 }
 
+/// The score-difference scale of the logistic value of a finished game,
+/// `1 / (1 + e^(−diff / 3))`, as the user's TriGolden AI defines it; every evaluator and the
+/// network's margin term use it unless a setting says otherwise.
+pub const SCORE_SCALE: f32 = 3.0;
+
 /// The user's own AI's leaf value: play uniformly random actions to the end of the game and
 /// score the result with [`outcome_value`]; uniform priors.
 #[derive(Copy, Clone, Debug)]
@@ -108,7 +115,7 @@ pub struct Rollout {
 
 impl Default for Rollout {
     fn default() -> Self {
-        Rollout { score_scale: 3.0, playouts: 1 }
+        Rollout { score_scale: SCORE_SCALE, playouts: 1 }
     }
 }
 

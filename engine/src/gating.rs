@@ -14,6 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::arena::{Elo, elo};
+use crate::leaf::LeafSettings;
 
 /// The promotion rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,12 +68,10 @@ pub struct GateSettings {
     pub sims: u64,
     /// Random opening length in atomic actions (each match starts from its own opening).
     pub opening_plies: u32,
-    /// Weight of the margin term in the network's utility.
-    pub margin_mix: f32,
-    /// Share, in `[0, 1]`, of one random playout's value mixed into the networks' leaf values
-    /// (AlphaGo's λ, [`crate::eval::Mixed`]); 0 (the default) gates the network alone. A run
-    /// with 0.5 here and in self-play measured weaker than one with 0 (docs/benchmarks.md).
-    pub lambda: f32,
+    /// How both networks value their leaves (`[gate.leaf]`); the evaluator is always the
+    /// network. The default is [`LeafSettings::served`]: a candidate is measured as the agent
+    /// players meet.
+    pub leaf: LeafSettings,
     /// Seed of the openings.
     pub seed: u64,
 }
@@ -89,8 +88,7 @@ impl Default for GateSettings {
             beta: 0.05,
             sims: 64,
             opening_plies: 6,
-            margin_mix: 0.5,
-            lambda: 0.0,
+            leaf: LeafSettings::served(),
             seed: 7,
         }
     }
@@ -125,11 +123,9 @@ impl GateSettings {
         if self.opening_plies > 200 {
             return Err("gate.opening_plies must be at most 200".into());
         }
-        if !(0.0..=1.0).contains(&self.margin_mix) {
-            return Err("gate.margin_mix must be in [0, 1]".into());
-        }
-        if !(0.0..=1.0).contains(&self.lambda) {
-            return Err("gate.lambda must be in [0, 1]".into());
+        self.leaf.validate().map_err(|e| format!("gate.leaf.{e}"))?;
+        if self.leaf.evaluator != crate::leaf::LeafEvaluator::Net {
+            return Err("gate.leaf.evaluator must be \"net\": gating measures networks".into());
         }
         Ok(())
     }
@@ -271,9 +267,19 @@ mod tests {
             GateSettings { elo1: -1.0, ..GateSettings::default() },
             GateSettings { elo0: f64::NAN, ..GateSettings::default() },
             GateSettings { sims: 0, ..GateSettings::default() },
-            GateSettings { margin_mix: 2.0, ..GateSettings::default() },
-            GateSettings { lambda: -0.1, ..GateSettings::default() },
-            GateSettings { lambda: f32::NAN, ..GateSettings::default() },
+            GateSettings {
+                leaf: LeafSettings { margin_mix: 2.0, ..LeafSettings::net_alone() },
+                ..GateSettings::default()
+            },
+            GateSettings {
+                leaf: LeafSettings { lambda: -0.1, ..LeafSettings::net_alone() },
+                ..GateSettings::default()
+            },
+            GateSettings {
+                leaf: LeafSettings { lambda: f32::NAN, ..LeafSettings::net_alone() },
+                ..GateSettings::default()
+            },
+            GateSettings { leaf: LeafSettings::rollout(), ..GateSettings::default() },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }

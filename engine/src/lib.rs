@@ -9,13 +9,16 @@
 //! (simulations or a deadline) from outside.
 //!
 //! Map:
+//! - [`kind`]: [`GameKind`], the registry of games, and [`with_game!`], the one per-game
+//!   dispatch.
 //! - [`game`]: the [`Game`] trait every game implements — atomic actions (clicks), chance
 //!   events, outcomes, versioned state bytes.
 //! - [`battlenumber`]: Battle Number (拚數棋) on 7×7 bitboards.
 //! - [`banqi`]: Banqi (暗棋, TCGA rules) with flips as chance nodes and a Zobrist-keyed
 //!   repetition rule.
 //! - [`mcts`]: generic PUCT search with chance nodes, batched [`Evaluator`]s and subtree reuse.
-//! - [`eval`]: the uniform and rollout evaluators.
+//! - [`eval`]: the uniform and rollout evaluators, and the playout mix around a network.
+//! - [`leaf`]: [`LeafSettings`], the one leaf recipe (evaluator, margin mix, λ, score scale).
 //! - [`features`]: network encodings (feature vectors, policy indices) with their versions.
 //! - [`agent`]: agents (random, MCTS) and the spec strings that name them.
 //! - [`arena`]: side-swapped two-game matches between agents, and Elo statistics.
@@ -30,6 +33,8 @@ pub mod eval;
 pub mod features;
 pub mod game;
 pub mod gating;
+pub mod kind;
+pub mod leaf;
 pub mod mcts;
 pub mod perft;
 pub mod selfplay;
@@ -38,6 +43,8 @@ pub mod trigolden;
 pub use eval::{Evaluator, Leaf};
 pub use features::Features;
 pub use game::{Actor, DecodeError, Game, IllegalAction, Outcome, Seat};
+pub use kind::{GameKind, UnknownGame};
+pub use leaf::{LeafEvaluator, LeafSettings, SCORE_SCALE};
 
 /// The random number generator used everywhere in zeroplay.
 ///

@@ -42,7 +42,7 @@ impl Default for MctsConfig {
             c_puct: 1.5,
             fpu_reduction: 0.1,
             batch_size: 1,
-            score_scale: 3.0,
+            score_scale: crate::eval::SCORE_SCALE,
             progress_every: 1024,
             knowledge: 0.0,
         }

@@ -21,7 +21,7 @@ use burn::prelude::*;
 use burn::tensor::{TensorData, activation};
 use engine::eval::{Evaluator, Leaf, Rollout};
 use engine::features::utility;
-use engine::{Features, Rng};
+use engine::{Features, LeafSettings, Rng};
 
 use crate::file::Model;
 
@@ -104,19 +104,66 @@ impl Model {
     }
 }
 
-/// How network outputs become search values.
+/// How network outputs become search values: the `margin_mix` and `score_scale` of a
+/// [`LeafSettings`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct UtilitySettings {
-    /// Weight of the score-margin term against win/loss: see [`engine::features::utility`].
-    pub margin_mix: f32,
-    /// Score scale of the margin term (the user's AI: 3).
-    pub score_scale: f32,
+struct UtilitySettings {
+    margin_mix: f32,
+    score_scale: f32,
 }
 
-impl Default for UtilitySettings {
-    fn default() -> Self {
-        UtilitySettings { margin_mix: 0.5, score_scale: 3.0 }
+/// Where a network leaf's model comes from.
+// Built once per evaluator and consumed at once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum NetSource {
+    /// One fixed model (arena, gating, `uci`, spec strings): inference on the searching
+    /// thread.
+    Fixed(Model),
+    /// The model in a hot-swapped slot, with the rollout evaluator while it is empty
+    /// (self-play, the play server); with a batcher, inference merged across games.
+    Slot(Arc<ModelSlot>, Option<Batcher>),
+}
+
+/// The network at the leaves, the one recipe every agent with a network uses (self-play,
+/// gating, the play server, `uci`, `eval=net` spec strings): the network's value under
+/// `leaf.margin_mix` and `leaf.score_scale`, mixed with one random playout per leaf at weight
+/// `leaf.lambda` ([`LeafSettings::around_net`]), the network's priors.
+pub fn net_leaf<G: Features>(source: NetSource, leaf: &LeafSettings) -> Arc<dyn Evaluator<G>> {
+    let net = match source {
+        NetSource::Fixed(m) => NetEvaluator::<G>::fixed(m, leaf),
+        NetSource::Slot(slot, batcher) => NetEvaluator::<G>::new(slot, batcher, leaf),
+    };
+    leaf.around_net(Arc::new(net))
+}
+
+/// The leaf a gating match values with for `model` (`None`: the user's AI, the rollout
+/// evaluator): [`net_leaf`] under `s.leaf`. Built once per run; [`gate_agent`] wraps it.
+pub fn gate_leaf<G: Features>(
+    model: Option<Model>,
+    s: &engine::gating::GateSettings,
+) -> Arc<dyn Evaluator<G>> {
+    match model {
+        Some(m) => net_leaf::<G>(NetSource::Fixed(m), &s.leaf),
+        None => Arc::new(Rollout { score_scale: s.leaf.score_scale, playouts: 1 }),
     }
+}
+
+/// The agent a gating match plays: MCTS at `s.sims` simulations per move over `leaf` (from
+/// [`gate_leaf`]), in search batches of 8. The trainer's own gating and the workers'
+/// evaluation matches both play it, so a candidate is measured the same way wherever its
+/// matches run.
+pub fn gate_agent<G: Features>(
+    leaf: Arc<dyn Evaluator<G>>,
+    s: &engine::gating::GateSettings,
+    name: &str,
+) -> engine::agent::MctsAgent<G> {
+    let spec = engine::agent::MctsSpec {
+        sims: Some(s.sims),
+        time: None,
+        eval: engine::agent::EvalSpec::Uniform,
+        config: engine::mcts::MctsConfig { batch_size: 8, ..engine::mcts::MctsConfig::default() },
+    };
+    engine::agent::MctsAgent::new(spec, leaf, name.into())
 }
 
 /// Fills `leaves` from network outputs: value (turned to the first seat's view) and the
@@ -171,8 +218,10 @@ pub struct NetEvaluator<G: Features> {
 
 impl<G: Features> NetEvaluator<G> {
     /// An evaluator following `slot`, running inference on the calling thread or, with
-    /// `batcher`, merged with other games' leaves on the batcher's thread.
-    pub fn new(slot: Arc<ModelSlot>, batcher: Option<Batcher>, utility: UtilitySettings) -> Self {
+    /// `batcher`, merged with other games' leaves on the batcher's thread. Values follow
+    /// `leaf.margin_mix` and `leaf.score_scale`; [`net_leaf`] adds the playout mix.
+    pub fn new(slot: Arc<ModelSlot>, batcher: Option<Batcher>, leaf: &LeafSettings) -> Self {
+        let utility = UtilitySettings { margin_mix: leaf.margin_mix, score_scale: leaf.score_scale };
         let pinned = Mutex::new(slot.current());
         NetEvaluator {
             slot,
@@ -187,10 +236,10 @@ impl<G: Features> NetEvaluator<G> {
 
     /// An evaluator for one fixed model (arena and gating agents): no swaps, inference on
     /// the calling thread.
-    pub fn fixed(model: Model, utility: UtilitySettings) -> Self {
+    pub fn fixed(model: Model, leaf: &LeafSettings) -> Self {
         let slot = Arc::new(ModelSlot::new());
         slot.publish(1, model);
-        NetEvaluator::new(slot, None, utility)
+        NetEvaluator::new(slot, None, leaf)
     }
 
     /// Sets the leaves per search batch it asks for ([`Evaluator::preferred_batch`]; default

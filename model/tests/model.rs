@@ -8,10 +8,7 @@ use burn::prelude::Device;
 use engine::battlenumber::BattleNumber;
 use engine::eval::{Evaluator, Leaf};
 use engine::{Features, Game};
-use model::{
-    Batcher, Model, ModelError, ModelInfo, ModelMeta, ModelSlot, NetConfig, NetEvaluator, UtilitySettings,
-    ValueNet,
-};
+use model::{Batcher, Model, ModelError, ModelInfo, ModelMeta, ModelSlot, NetConfig, NetEvaluator, ValueNet};
 use rand::RngExt;
 
 fn dev() -> Device {
@@ -191,7 +188,7 @@ fn float16_missing_and_extra_tensors_are_refused_by_name() {
 fn evaluator_fills_legal_priors_and_seat_relative_values() {
     let slot = Arc::new(ModelSlot::new());
     slot.publish(1, model::load::<BattleNumber>(&fresh_bytes(7), &dev()).unwrap());
-    let eval = NetEvaluator::<BattleNumber>::new(slot.clone(), None, UtilitySettings::default());
+    let eval = NetEvaluator::<BattleNumber>::new(slot.clone(), None, &engine::LeafSettings::net_alone());
     assert_eq!(eval.begin_move(), 1);
     let m = slot.current().unwrap();
     let mut leaves: Vec<Leaf<BattleNumber>> = positions(20, 3).into_iter().map(Leaf::new).collect();
@@ -232,7 +229,11 @@ fn hot_swap_under_concurrent_evaluation() {
             let (slot, batcher, stop, ps, reference) =
                 (slot.clone(), batcher.clone(), stop.clone(), ps.clone(), reference.clone());
             std::thread::spawn(move || {
-                let eval = NetEvaluator::<BattleNumber>::new(slot, Some(batcher), UtilitySettings::default());
+                let eval = NetEvaluator::<BattleNumber>::new(
+                    slot,
+                    Some(batcher),
+                    &engine::LeafSettings::net_alone(),
+                );
                 let mut rng = engine::rng_from_seed(t);
                 let mut moves = 0;
                 let mut seen = std::collections::BTreeSet::new();

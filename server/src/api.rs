@@ -39,8 +39,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
 
-use crate::table::{GameKind, Served, Session, Table, state_view};
+use crate::table::{Served, Session, Table, state_view};
 use crate::{ApiError, AppState, Held, assets, replay};
+use engine::GameKind;
 
 /// The router over `state`, with the metrics and health endpoints of [`crate::metrics`].
 pub fn router(state: Arc<AppState>) -> Router {
@@ -158,13 +159,59 @@ struct NewGame {
     at: Option<usize>,
 }
 
-fn new_table<G: Served>(
+/// Where the server keeps each game's options, AI and model, so that one generic path serves
+/// every game ([`engine::with_game!`] picks the type).
+trait Hosted: Served {
+    /// The configured options a new game starts from.
+    fn defaults(state: &AppState) -> Self::Options;
+    /// The AI of this game.
+    fn ai(state: &AppState) -> crate::table::AiFactory<Self>;
+    /// The slot of the model its AI plays (`None`: no network for this game yet).
+    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>>;
+}
+
+impl Hosted for BattleNumber {
+    fn defaults(state: &AppState) -> Self::Options {
+        state.cfg.options.battlenumber
+    }
+    fn ai(state: &AppState) -> crate::table::AiFactory<Self> {
+        state.ai_bn.clone()
+    }
+    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>> {
+        Some(state.models.clone())
+    }
+}
+
+impl Hosted for Banqi {
+    fn defaults(_: &AppState) -> Self::Options {
+        engine::banqi::Options::default()
+    }
+    fn ai(state: &AppState) -> crate::table::AiFactory<Self> {
+        state.ai_bq.clone()
+    }
+    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>> {
+        Some(state.models_bq.clone())
+    }
+}
+
+impl Hosted for TriGolden {
+    fn defaults(_: &AppState) -> Self::Options {
+        engine::trigolden::Options::default()
+    }
+    fn ai(state: &AppState) -> crate::table::AiFactory<Self> {
+        state.ai_tg.clone()
+    }
+    fn model(_: &AppState) -> Option<Arc<model::ModelSlot>> {
+        None
+    }
+}
+
+fn new_table<G: Hosted>(
     state: &AppState,
     req: &NewGame,
     ai_seat: Option<Seat>,
-    defaults: &G::Options,
-    ai: crate::table::AiFactory<G>,
 ) -> Result<Box<dyn Table>, ApiError> {
+    let (defaults, ai) = (&G::defaults(state), G::ai(state));
     let (options, seed, actions) = match &req.replay {
         Some(token) => {
             if !req.options.is_null() || req.seed.is_some() {
@@ -185,12 +232,9 @@ fn new_table<G: Served>(
             (o, req.seed.unwrap_or_else(rand::random), Vec::new())
         }
     };
-    let models = state.models.clone();
-    let models_bq = state.models_bq.clone();
-    let version: Arc<dyn Fn() -> u64 + Send + Sync> = match G::KIND {
-        GameKind::Battlenumber => Arc::new(move || models.version()),
-        GameKind::Banqi => Arc::new(move || models_bq.version()),
-        GameKind::Trigolden => Arc::new(|| 0),
+    let version: Arc<dyn Fn() -> u64 + Send + Sync> = match G::model(state) {
+        Some(slot) => Arc::new(move || slot.version()),
+        None => Arc::new(|| 0),
     };
     Ok(Box::new(Session::<G>::new(options, seed, &actions, ai_seat, ai, version)?))
 }
@@ -229,28 +273,8 @@ async fn create(
     // Building the table replays the clicks: off the runtime's threads.
     let table = {
         let state = state.clone();
-        tokio::task::spawn_blocking(move || match kind {
-            GameKind::Battlenumber => new_table::<BattleNumber>(
-                &state,
-                &req,
-                ai_seat,
-                &state.cfg.options.battlenumber,
-                state.ai_bn.clone(),
-            ),
-            GameKind::Banqi => new_table::<Banqi>(
-                &state,
-                &req,
-                ai_seat,
-                &engine::banqi::Options::default(),
-                state.ai_bq.clone(),
-            ),
-            GameKind::Trigolden => new_table::<TriGolden>(
-                &state,
-                &req,
-                ai_seat,
-                &engine::trigolden::Options::default(),
-                state.ai_tg.clone(),
-            ),
+        tokio::task::spawn_blocking(move || {
+            engine::with_game!(kind, |G| new_table::<G>(&state, &req, ai_seat))
         })
         .await
         .map_err(|e| ApiError::BadRequest(format!("could not build the game: {e}")))??
@@ -465,7 +489,7 @@ fn replay_of<G: Served>(token: &str, defaults: &G::Options, at: Option<usize>) -
         engine::game::Game::play_unchecked(&mut s, *a);
     }
     Ok(json!({
-        "game": G::KIND,
+        "game": GameKind::of::<G>(),
         "options": G::options_json(&r.options),
         "seed": r.seed.to_string(),
         "actions": r.actions.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
@@ -482,10 +506,8 @@ async fn replay_info(
     let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let kind = replay::kind_of(&token).map_err(ApiError::BadRequest)?;
     let st = state.clone();
-    let v = tokio::task::spawn_blocking(move || match kind {
-        GameKind::Battlenumber => replay_of::<BattleNumber>(&token, &st.cfg.options.battlenumber, q.at),
-        GameKind::Trigolden => replay_of::<TriGolden>(&token, &Default::default(), q.at),
-        GameKind::Banqi => replay_of::<Banqi>(&token, &Default::default(), q.at),
+    let v = tokio::task::spawn_blocking(move || {
+        engine::with_game!(kind, |G| replay_of::<G>(&token, &G::defaults(&st), q.at))
     })
     .await
     .map_err(|e| ApiError::BadRequest(format!("replay: {e}")))??;

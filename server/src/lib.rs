@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use engine::LeafSettings;
 use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec};
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
-use engine::eval::Mixed;
 use engine::mcts::MctsConfig;
 use engine::trigolden::TriGolden;
-use model::{ModelSlot, NetEvaluator, UtilitySettings};
+use model::{ModelSlot, NetSource};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
@@ -37,6 +37,7 @@ mod assets;
 pub mod client;
 pub mod metrics;
 pub mod replay;
+pub mod served;
 pub mod table;
 
 use table::{AiFactory, Table};
@@ -70,11 +71,10 @@ pub struct ServeConfig {
     pub max_ai_ms: u64,
     /// Largest request body (bytes).
     pub max_body_bytes: usize,
-    /// Battle Number AI: weight of one random playout mixed into the network's value at each
-    /// leaf (0: the network alone; see `eval=net,lambda=` in `zeroplay arena`).
-    pub lambda: f32,
-    /// Battle Number AI: weight of the score-margin term in the network's utility.
-    pub margin_mix: f32,
+    /// How the AI of a game with a network values its leaves (`[leaf]`; the evaluator is
+    /// always the network once a model is loaded). The default, [`LeafSettings::served`], is
+    /// what the trainer gates candidates with.
+    pub leaf: LeafSettings,
     /// TriGolden AI: an agent spec (its time is replaced by the game's).
     pub trigolden_agent: String,
     /// Game options used when a new game names none.
@@ -104,8 +104,7 @@ impl Default for ServeConfig {
             default_ai_ms: 1000,
             max_ai_ms: 10_000,
             max_body_bytes: 16 * 1024,
-            lambda: 0.5,
-            margin_mix: 0.5,
+            leaf: LeafSettings::served(),
             trigolden_agent: "trigolden-seed:minimax=3".into(),
             options: GameDefaults::default(),
         }
@@ -127,8 +126,11 @@ impl ServeConfig {
         if self.default_ai_ms == 0 || self.default_ai_ms > self.max_ai_ms {
             return Err("default_ai_ms must be between 1 and max_ai_ms".into());
         }
-        if !(0.0..=1.0).contains(&self.lambda) || !(0.0..=1.0).contains(&self.margin_mix) {
-            return Err("lambda and margin_mix must be in [0, 1]".into());
+        self.leaf.validate().map_err(|e| format!("leaf.{e}"))?;
+        if self.leaf.evaluator != engine::LeafEvaluator::Net {
+            return Err(
+                "leaf.evaluator must be \"net\" (without a model the AI is the rollout AI anyway)".into()
+            );
         }
         match self.trigolden_agent.parse::<AgentSpec>() {
             Ok(AgentSpec::Mcts(m)) if matches!(m.eval, engine::agent::EvalSpec::Net { .. }) => {
@@ -221,8 +223,7 @@ impl AppState {
     pub fn new(cfg: ServeConfig, models: Arc<ModelSlot>) -> Result<Arc<AppState>, String> {
         cfg.validate()?;
         let slot = models.clone();
-        let (lambda, mix) = (cfg.lambda, cfg.margin_mix);
-        let ai_bn = net_ai::<BattleNumber>(slot, lambda, mix);
+        let ai_bn = net_ai::<BattleNumber>(slot, cfg.leaf);
         let tg_spec = cfg.trigolden_agent.clone();
         let ai_tg: AiFactory<TriGolden> = Arc::new(move |time| {
             let spec: AgentSpec = tg_spec.parse().expect("validated");
@@ -244,7 +245,7 @@ impl AppState {
         // Banqi: MCTS with random-playout leaves and chance nodes for flips (no network is
         // followed for Banqi yet).
         let models_bq = Arc::new(ModelSlot::new());
-        let ai_bq = net_ai::<Banqi>(models_bq.clone(), lambda, mix);
+        let ai_bq = net_ai::<Banqi>(models_bq.clone(), cfg.leaf);
         Ok(Arc::new(AppState {
             cfg,
             games: Mutex::new(HashMap::new()),
@@ -332,8 +333,8 @@ pub async fn run(
         tokio::spawn(async move {
             let s = move || stop.load(Ordering::Relaxed);
             let slots = zeroplay_client::ModelSlots::from_slots(vec![
-                (<BattleNumber as engine::game::Game>::NAME.to_string(), models),
-                (<Banqi as engine::game::Game>::NAME.to_string(), models_bq),
+                (engine::GameKind::BattleNumber, models),
+                (engine::GameKind::Banqi, models_bq),
             ]);
             let backoff = zeroplay_client::Backoff { initial_ms: 200, max_ms: 10_000 };
             zeroplay_client::follow_models(client, slots, backoff, &s).await
@@ -362,14 +363,16 @@ pub async fn run(
     Ok(())
 }
 
-/// The AI of a game with a network: MCTS for the asked time, the slot's model at the leaves
-/// (mixed with a playout at weight `lambda`), or the rollout AI while the slot is empty.
-fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, lambda: f32, mix: f32) -> AiFactory<G> {
+/// The AI of a game with a network: MCTS for the asked time with the slot's model at the
+/// leaves under `leaf` ([`model::net_leaf`]), or the rollout AI while the slot is empty.
+fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, leaf: LeafSettings) -> AiFactory<G> {
     Arc::new(move |time| {
         let with_net = slot.version() > 0;
-        let net =
-            NetEvaluator::<G>::new(slot.clone(), None, UtilitySettings { margin_mix: mix, score_scale: 3.0 });
-        let evaluator = if with_net { Mixed::wrap(Arc::new(net), lambda, 3.0) } else { Arc::new(net) };
+        let evaluator = if with_net {
+            model::net_leaf::<G>(NetSource::Slot(slot.clone(), None), &leaf)
+        } else {
+            leaf.without_net()
+        };
         let spec = MctsSpec {
             sims: None,
             time: Some(time),

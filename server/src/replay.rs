@@ -11,7 +11,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use engine::game::Game;
 
-use crate::table::Served;
+use engine::GameKind;
+
+use crate::served::{self, Served};
 
 const FORMAT: u8 = 1;
 /// Longest token accepted (characters).
@@ -54,7 +56,7 @@ fn get_varint(b: &[u8], at: &mut usize) -> Result<u64, String> {
 /// # Panics
 /// If an action of `r` is not legal where it is played (the server only holds legal games).
 pub fn encode<G: Served>(r: &Replay<G>) -> String {
-    let mut out = vec![FORMAT, G::KIND.code()];
+    let mut out = vec![FORMAT, served::code(GameKind::of::<G>())];
     put_varint(&mut out, r.seed);
     let opts = serde_json::to_vec(&G::options_json(&r.options)).expect("options serialise");
     put_varint(&mut out, opts.len() as u64);
@@ -75,9 +77,9 @@ pub fn encode<G: Served>(r: &Replay<G>) -> String {
 ///
 /// # Errors
 /// A token that is not base64url or is too short.
-pub fn kind_of(token: &str) -> Result<crate::table::GameKind, String> {
+pub fn kind_of(token: &str) -> Result<GameKind, String> {
     let b = bytes(token)?;
-    crate::table::GameKind::from_code(b[1]).ok_or_else(|| format!("unknown game code {}", b[1]))
+    served::from_code(b[1]).ok_or_else(|| format!("unknown game code {}", b[1]))
 }
 
 /// The token's bytes, with a known format byte and at least a game code after it.
@@ -98,7 +100,7 @@ fn bytes(token: &str) -> Result<Vec<u8>, String> {
 /// What is wrong: encoding, game, options, or the click that is out of range.
 pub fn decode<G: Served>(token: &str, defaults: &G::Options) -> Result<Replay<G>, String> {
     let b = bytes(token)?;
-    if b[1] != G::KIND.code() {
+    if b[1] != served::code(GameKind::of::<G>()) {
         return Err(format!("token is not a {} game", G::NAME));
     }
     let mut at = 2;
@@ -162,7 +164,7 @@ mod tests {
             assert!(t.len() < 400, "{} characters", t.len());
             let back = decode::<BattleNumber>(&t, &Default::default()).unwrap();
             assert_eq!((back.seed, back.actions), (r.seed, r.actions));
-            assert_eq!(kind_of(&t).unwrap(), crate::table::GameKind::Battlenumber);
+            assert_eq!(kind_of(&t).unwrap(), GameKind::BattleNumber);
         }
         let r = random_game::<TriGolden>(1, 12);
         let back = decode::<TriGolden>(&encode(&r), &Default::default()).unwrap();
@@ -187,6 +189,6 @@ mod tests {
         raw.push(0);
         assert!(decode::<BattleNumber>(&URL_SAFE_NO_PAD.encode(&raw), &Default::default()).is_err());
         assert!(kind_of("AQk").is_err(), "game code 9 is no game");
-        assert_eq!(kind_of("AQM").unwrap(), crate::table::GameKind::Banqi);
+        assert_eq!(kind_of("AQM").unwrap(), GameKind::Banqi);
     }
 }

@@ -244,7 +244,7 @@ fn bad_requests_get_clear_errors_and_change_nothing() {
     // New games: bad kind, options, seat, AI time; a bad replay token.
     for (body, says) in [
         (json!({}), "name a game"),
-        (json!({"game": "chess"}), "unknown variant"),
+        (json!({"game": "chess"}), "unknown game \"chess\" (known: battlenumber, trigolden, banqi)"),
         (json!({"game": "battlenumber", "options": {"hole-rule": "nope"}}), "options"),
         (json!({"game": "trigolden", "options": {"scoring": "most"}}), "scoring"),
         (json!({"game": "trigolden", "options": {"komi": 1}}), "komi"),
@@ -316,8 +316,13 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
         })
         .unwrap_err();
     assert!(err.to_string().contains("junk.safetensors"), "{err}");
-    let bad_cfg = ServeConfig { lambda: 2.0, ..quick() };
-    assert!(bad_cfg.validate().is_err());
+    let bad_cfg = ServeConfig {
+        leaf: engine::LeafSettings { lambda: 2.0, ..engine::LeafSettings::served() },
+        ..quick()
+    };
+    assert!(bad_cfg.validate().unwrap_err().contains("leaf.lambda"));
+    let bad_cfg = ServeConfig { leaf: engine::LeafSettings::rollout(), ..quick() };
+    assert!(bad_cfg.validate().unwrap_err().contains("leaf.evaluator"));
 }
 
 fn model_bytes() -> Vec<u8> {

@@ -10,12 +10,10 @@
 
 use std::sync::Arc;
 
-use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
+use engine::agent::Agent;
 use engine::arena::{play_match_from, random_opening};
-use engine::eval::{Evaluator, Rollout};
-use engine::mcts::MctsConfig;
 use engine::{Features, Game, derive_seed, rng_from_seed};
-use model::{Model, NetEvaluator, UtilitySettings};
+use model::Model;
 
 pub use engine::gating::{GateResult, GateRule, GateSettings, sprt_llr};
 
@@ -27,22 +25,6 @@ pub enum Opponent {
     Rollout,
 }
 
-fn net_evaluator<G: Features>(m: &Model, s: &GateSettings) -> Arc<dyn Evaluator<G>> {
-    let net =
-        NetEvaluator::<G>::fixed(m.clone(), UtilitySettings { margin_mix: s.margin_mix, score_scale: 3.0 });
-    engine::eval::Mixed::wrap(Arc::new(net), s.lambda, 3.0)
-}
-
-fn agent<G: Features>(eval: Arc<dyn Evaluator<G>>, sims: u64, name: &str) -> MctsAgent<G> {
-    let spec = MctsSpec {
-        sims: Some(sims),
-        time: None,
-        eval: EvalSpec::Uniform,
-        config: MctsConfig { batch_size: 8, ..MctsConfig::default() },
-    };
-    MctsAgent::new(spec, eval, name.into())
-}
-
 /// Plays `candidate` against `opponent` under `s` and decides promotion. `progress` is called
 /// after every match with (matches played, candidate points so far).
 pub fn gate<G: Features>(
@@ -52,15 +34,17 @@ pub fn gate<G: Features>(
     s: &GateSettings,
     progress: &mut dyn FnMut(u32, f64),
 ) -> GateResult {
-    let cand_eval = net_evaluator::<G>(candidate, s);
-    let opp_eval: Arc<dyn Evaluator<G>> = match opponent {
-        Opponent::Model(m) => net_evaluator::<G>(m, s),
-        Opponent::Rollout => Arc::new(Rollout::default()),
-    };
-    let sims = s.sims;
+    let cand_eval = model::gate_leaf::<G>(Some((**candidate).clone()), s);
+    let opp_eval = model::gate_leaf::<G>(
+        match opponent {
+            Opponent::Model(m) => Some((**m).clone()),
+            Opponent::Rollout => None,
+        },
+        s,
+    );
     gate_agents::<G>(
-        &|| Box::new(agent(cand_eval.clone(), sims, "candidate")),
-        &|| Box::new(agent(opp_eval.clone(), sims, "opponent")),
+        &|| Box::new(model::gate_agent(cand_eval.clone(), s, "candidate")),
+        &|| Box::new(model::gate_agent(opp_eval.clone(), s, "opponent")),
         options,
         s,
         progress,

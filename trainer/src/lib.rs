@@ -19,6 +19,7 @@ pub mod gate;
 pub mod metrics;
 pub mod pipeline;
 pub mod plot;
+pub mod ratings;
 pub mod train;
 
 pub use pipeline::write_atomic;

@@ -29,8 +29,8 @@ use crate::train::{Losses, TrainSettings, Trainer};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PipelineConfig {
-    /// Game to train (`battlenumber`).
-    pub game: String,
+    /// Game to train (`battlenumber`, `trigolden` or `banqi`).
+    pub game: engine::GameKind,
     /// Directory of the coordinator's Parquet files (`<coordinator data_dir>/games`).
     pub data_dir: PathBuf,
     /// Directory for models, checkpoints and ratings.
@@ -60,7 +60,7 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
-            game: "battlenumber".into(),
+            game: engine::GameKind::BattleNumber,
             // The coordinator's default data_dir is runs/default: its games are read from there.
             data_dir: PathBuf::from("runs/default/games"),
             run_dir: PathBuf::from("runs/default/trainer"),
@@ -71,10 +71,8 @@ impl Default for PipelineConfig {
             poll_ms: 2_000,
             gating: true,
             train: TrainSettings::default(),
-            // Candidates are gated as they are measured and served: the network mixed with
-            // one random playout per leaf (run 6 in docs/benchmarks.md: 79% against the user's
-            // AI, against 64-67.5% for runs gated on the network alone).
-            gate: GateSettings { lambda: 0.5, ..GateSettings::default() },
+            // Candidates are gated as the agent players meet (`zeroplay serve`'s default).
+            gate: GateSettings::default(),
             storage: None,
         }
     }
@@ -85,23 +83,20 @@ impl PipelineConfig {
     /// come about fifty times slower than Battle Number's (a 200,000-position window, a round
     /// every 3,000 new positions, 300 steps a round, gating at 32 simulations with the network
     /// alone).
-    pub fn default_for(game: &str) -> PipelineConfig {
-        let mut c = PipelineConfig { game: game.into(), ..PipelineConfig::default() };
-        if game == "trigolden" {
+    pub fn default_for(game: engine::GameKind) -> PipelineConfig {
+        let mut c = PipelineConfig { game, ..PipelineConfig::default() };
+        if game == engine::GameKind::TriGolden {
             c.window_positions = 200_000;
             c.min_new_positions = 3_000;
             c.steps_per_round = 300;
             c.gate.sims = 32;
             // A TriGolden playout costs milliseconds: gating with one per leaf would take
             // longer than the round it gates.
-            c.gate.lambda = 0.0;
+            c.gate.leaf.lambda = 0.0;
         }
         c
     }
 }
-
-/// The games with a network encoding the trainer can learn.
-pub const TRAINABLE: [&str; 3] = ["battlenumber", "banqi", "trigolden"];
 
 impl PipelineConfig {
     /// Checks every field.
@@ -109,9 +104,6 @@ impl PipelineConfig {
     /// # Errors
     /// A description of the first bad field.
     pub fn validate(&self) -> Result<(), String> {
-        if !TRAINABLE.contains(&self.game.as_str()) {
-            return Err(format!("game {:?}: the trainer knows {}", self.game, TRAINABLE.join(", ")));
-        }
         if self.window_positions == 0 || self.steps_per_round == 0 {
             return Err("window_positions and steps_per_round must be at least 1".into());
         }
@@ -123,44 +115,7 @@ impl PipelineConfig {
     }
 }
 
-/// One candidate's record in `ratings.json`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RatingEntry {
-    /// Training round (1-based).
-    pub round: u64,
-    /// Candidate file, relative to the run directory.
-    pub file: String,
-    /// SHA-256 of the file.
-    pub sha256: String,
-    /// Version given by the coordinator when published (0: not published).
-    pub version: u64,
-    /// What it played: `rollout` or `best@round N`.
-    pub opponent: String,
-    /// Elo relative to the user's rollout AI (0), chained through the models it beat.
-    pub elo: f64,
-    /// Lower end of the 95% interval.
-    pub elo_lo: f64,
-    /// Upper end of the 95% interval.
-    pub elo_hi: f64,
-    /// Gating matches and the candidate's points.
-    pub matches: u32,
-    /// Candidate points.
-    pub points: f64,
-    /// Promoted to best?
-    pub promoted: bool,
-    /// Why.
-    pub reason: String,
-    /// Mean training loss of the round.
-    pub train_loss: f32,
-    /// Validation loss after the round.
-    pub validation_loss: f32,
-    /// Total optimiser steps.
-    pub steps: u64,
-    /// Positions in the window.
-    pub window: usize,
-    /// Training samples per second this round.
-    pub samples_per_second: f64,
-}
+pub use crate::ratings::RatingEntry;
 
 /// Publishes a promoted model's bytes; returns the version the coordinator gave it.
 pub type Publish<'a> = dyn FnMut(&[u8]) -> Result<u64, String> + 'a;

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::pipeline::RatingEntry;
+use crate::ratings::RatingEntry;
 
 /// Renders the history as an SVG document.
 pub fn ratings_svg(history: &[RatingEntry]) -> String {

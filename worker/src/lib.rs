@@ -10,117 +10,28 @@
 //! abandons the games in progress, hands their leases back, and tries once more to submit
 //! what is spooled.
 
+mod config;
 mod metrics;
+mod play;
+mod spool;
+
+pub use config::{WorkerConfig, WorkerError, WorkerReport};
+use play::{play_evaluation, play_lease};
+use spool::{remove_partial_spool_files, spool, spooled, submit_file};
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use engine::Features;
-use engine::agent::{Agent, EvalSpec, MctsAgent, MctsSpec};
-use engine::arena::play_match_from;
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
-use engine::eval::{Evaluator, Mixed, Rollout, Uniform};
-use engine::game::Game;
-use engine::mcts::MctsConfig;
-use engine::selfplay::play_game_until;
-use engine::trigolden::TriGolden;
-use model::{Batcher, NetEvaluator, UtilitySettings};
-use prost::Message;
-use serde::{Deserialize, Serialize};
+use engine::GameKind;
+use model::Batcher;
 use tokio::sync::mpsc;
 use tonic::Code;
 use tracing::{debug, error, info, warn};
 use zeroplay_proto::v1 as pb;
-
-/// Worker configuration (see `configs/worker.toml`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct WorkerConfig {
-    /// Coordinator URL (`http://host:port`, or `https://` with TLS).
-    pub coordinator: String,
-    /// The worker role's bearer token.
-    pub token: String,
-    /// Name shown in the coordinator's logs.
-    pub name: String,
-    /// Games played at once; 0 = one per core.
-    pub slots: usize,
-    /// Directory for finished games not yet acknowledged.
-    pub spool_dir: PathBuf,
-    /// CA certificate (PEM) to trust for TLS; none: plain HTTP/2 or system roots.
-    pub ca_cert: Option<PathBuf>,
-    /// First retry delay after a failed call, in milliseconds (doubles up to the maximum).
-    pub backoff_initial_ms: u64,
-    /// Longest retry delay, in milliseconds.
-    pub backoff_max_ms: u64,
-    /// Stop after this many games have been played and acknowledged (none: run until told).
-    pub max_games: Option<u64>,
-    /// Network inference: positions per forward pass at most (leaves of all games merged).
-    pub inference_batch: usize,
-    /// Network inference: longest wait for a batch to fill, in microseconds.
-    pub inference_wait_us: u64,
-    /// Weight of the score-margin term in the network's utility (0: win/loss only).
-    pub margin_mix: f32,
-    /// Address (`host:port`) of the HTTP endpoints `/metrics` (Prometheus), `/healthz` and
-    /// `/readyz` (ready once registered with the coordinator); none: not served.
-    pub metrics_listen: Option<String>,
-}
-
-impl Default for WorkerConfig {
-    fn default() -> Self {
-        WorkerConfig {
-            coordinator: "http://127.0.0.1:50051".into(),
-            token: "change-me-worker-token".into(),
-            name: "worker".into(),
-            slots: 0,
-            spool_dir: PathBuf::from("spool"),
-            ca_cert: None,
-            backoff_initial_ms: 200,
-            backoff_max_ms: 10_000,
-            max_games: None,
-            inference_batch: 64,
-            inference_wait_us: 200,
-            margin_mix: 0.5,
-            metrics_listen: None,
-        }
-    }
-}
-
-/// Errors that stop a worker.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkerError {
-    /// Bad configuration.
-    #[error("worker config: {0}")]
-    Config(String),
-    /// The spool directory failed.
-    #[error("spool directory: {0}")]
-    Spool(#[from] std::io::Error),
-    /// The coordinator refused the worker outright.
-    #[error("coordinator refused registration: {0}")]
-    Refused(String),
-}
-
-/// What a worker did, returned when it stops.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct WorkerReport {
-    /// Games played to the end.
-    pub games_played: u64,
-    /// Games acknowledged by the coordinator (including already-stored ones).
-    pub games_submitted: u64,
-    /// Games still in the spool directory.
-    pub games_spooled: u64,
-    /// CPU seconds the self-play threads spent playing games (search and rules), summed over
-    /// slots (wall seconds where the platform has no per-thread CPU clock).
-    pub play_seconds: f64,
-    /// Process CPU seconds (Linux; 0 elsewhere).
-    pub cpu_seconds: f64,
-    /// Gating matches played and reported.
-    pub evaluation_matches: u64,
-}
 
 struct State {
     cfg: WorkerConfig,
@@ -155,9 +66,9 @@ fn backoff(cfg: &WorkerConfig, attempt: u32) -> Duration {
 }
 
 pub use zeroplay_client::{
-    Bearer, Client, ModelSlots, download_version, follow_models, game_record, gate_settings_to_proto,
-    load_model, publish_model, settings_from_proto,
+    Bearer, Client, ModelSlots, download_version, follow_models, load_model, publish_model,
 };
+pub use zeroplay_proto::convert::game_record;
 
 /// Builds a coordinator client for `cfg` ([`zeroplay_client::connect`] with the worker's
 /// URL, token and certificate).
@@ -166,22 +77,6 @@ pub use zeroplay_client::{
 /// [`WorkerError::Config`] for a bad URL, token or certificate, or outside a Tokio runtime.
 pub fn client(cfg: &WorkerConfig) -> Result<Client, WorkerError> {
     zeroplay_client::connect(&cfg.client()).map_err(|e| WorkerError::Config(e.to_string()))
-}
-
-impl WorkerConfig {
-    /// The coordinator connection part of this configuration.
-    pub fn client(&self) -> zeroplay_client::ClientConfig {
-        zeroplay_client::ClientConfig {
-            coordinator: self.coordinator.clone(),
-            token: self.token.clone(),
-            ca_cert: self.ca_cert.clone(),
-        }
-    }
-
-    /// The retry delays of this configuration.
-    pub fn backoff(&self) -> zeroplay_client::Backoff {
-        zeroplay_client::Backoff { initial_ms: self.backoff_initial_ms, max_ms: self.backoff_max_ms }
-    }
 }
 
 async fn register(
@@ -196,6 +91,7 @@ async fn register(
             name: cfg.name.clone(),
             slots: slots as u32,
             engine_version: engine::ENGINE_VERSION.into(),
+            protocol: zeroplay_proto::PROTOCOL,
         };
         match client.register(req).await {
             Ok(r) => return Ok(r.into_inner()),
@@ -218,142 +114,6 @@ async fn register(
             }
         }
     }
-}
-
-/// Plays one leased game; `Ok(None)` if stopped.
-fn play_lease(
-    state: &State,
-    lease: &pb::Lease,
-    stop: &dyn Fn() -> bool,
-) -> Result<Option<pb::GameRecord>, String> {
-    match lease.game_kind.as_str() {
-        k if k == BattleNumber::NAME => play_as::<BattleNumber>(state, lease, stop),
-        k if k == Banqi::NAME => play_as::<Banqi>(state, lease, stop),
-        k if k == TriGolden::NAME => play_as::<TriGolden>(state, lease, stop),
-        other => Err(format!("this worker does not play {other:?}")),
-    }
-}
-
-fn play_as<G: Features>(
-    state: &State,
-    lease: &pb::Lease,
-    stop: &dyn Fn() -> bool,
-) -> Result<Option<pb::GameRecord>, String> {
-    let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
-    if start.outcome().is_some() {
-        return Err(format!("lease {}: the start position is finished", lease.lease_id));
-    }
-    let wire = lease.settings.as_ref().ok_or("lease without settings")?;
-    let settings = settings_from_proto(wire)?;
-    if !(0.0..=1.0).contains(&wire.leaf_lambda) {
-        return Err(format!("lease {}: leaf_lambda {} is not in [0, 1]", lease.lease_id, wire.leaf_lambda));
-    }
-    let evaluator: Arc<dyn Evaluator<G>> = match wire.evaluator.as_str() {
-        "uniform" => Arc::new(Uniform),
-        // The network once one is published (hot-swapped between moves), the user's rollout
-        // evaluator until then; optionally mixed with a playout per leaf.
-        "net" => Mixed::wrap(
-            Arc::new(NetEvaluator::<G>::new(
-                state.models.slot(G::NAME).expect("a slot for every game this worker plays"),
-                Some(state.batcher.clone()),
-                UtilitySettings { margin_mix: state.cfg.margin_mix, score_scale: 3.0 },
-            )),
-            wire.leaf_lambda,
-            3.0,
-        ),
-        _ => Arc::new(Rollout::default()),
-    };
-    let Some(game) = play_game_until(&start, &settings, evaluator.as_ref(), lease.seed, stop) else {
-        return Ok(None);
-    };
-    let id = format!("{:032x}", rand::random::<u128>());
-    let model_version =
-        game.moves.iter().map(|m| m.model_version).max().unwrap_or(0).max(lease.model_version);
-    Ok(Some(game_record(&game, id, lease.seed, model_version)))
-}
-
-/// Model `version` for an evaluation match: from the cache, or downloaded, checked and loaded
-/// (this blocks the calling slot thread, never a runtime thread).
-fn evaluation_model(
-    state: &State,
-    rt: &tokio::runtime::Handle,
-    client: &Client,
-    kind: &str,
-    version: u64,
-) -> Result<model::Model, String> {
-    if let Some(m) = state.evaluation_models.lock().expect("not poisoned").get(&version) {
-        return Ok(m.clone());
-    }
-    let bytes = rt.block_on(download_version(&mut client.clone(), version, None))?;
-    let m = load_model(kind, &bytes).map_err(|e| format!("model {version}: {e}"))?;
-    let mut cache = state.evaluation_models.lock().expect("not poisoned");
-    if cache.len() >= 4 {
-        // Gating plays the newest models; the oldest cached one is least likely needed.
-        let oldest = *cache.keys().min().expect("not empty");
-        cache.remove(&oldest);
-    }
-    cache.insert(version, m.clone());
-    Ok(m)
-}
-
-/// Plays a gating match (a lease with `evaluation` set); returns the candidate's points and
-/// the atomic actions played.
-fn play_evaluation(
-    state: &State,
-    rt: &tokio::runtime::Handle,
-    client: &Client,
-    lease: &pb::Lease,
-    ev: &pb::EvaluationMatch,
-) -> Result<(f64, u32), String> {
-    match lease.game_kind.as_str() {
-        k if k == BattleNumber::NAME => evaluation_as::<BattleNumber>(state, rt, client, lease, ev),
-        k if k == Banqi::NAME => evaluation_as::<Banqi>(state, rt, client, lease, ev),
-        k if k == TriGolden::NAME => evaluation_as::<TriGolden>(state, rt, client, lease, ev),
-        other => Err(format!("this worker does not play {other:?}")),
-    }
-}
-
-fn evaluation_as<G: Features>(
-    state: &State,
-    rt: &tokio::runtime::Handle,
-    client: &Client,
-    lease: &pb::Lease,
-    ev: &pb::EvaluationMatch,
-) -> Result<(f64, u32), String> {
-    let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
-    if start.outcome().is_some() {
-        return Err(format!("lease {}: the start position is finished", lease.lease_id));
-    }
-    if ev.sims == 0
-        || ev.sims > engine::gating::MAX_SIMS
-        || !(0.0..=1.0).contains(&ev.margin_mix)
-        || !(0.0..=1.0).contains(&ev.leaf_lambda)
-    {
-        return Err(format!("lease {}: bad evaluation settings {ev:?}", lease.lease_id));
-    }
-    let utility = UtilitySettings { margin_mix: ev.margin_mix, score_scale: 3.0 };
-    let evaluator = |version: u64| -> Result<Arc<dyn Evaluator<G>>, String> {
-        Ok(if version == 0 {
-            Arc::new(Rollout::default())
-        } else {
-            let m = evaluation_model(state, rt, client, G::NAME, version)?;
-            Mixed::wrap(Arc::new(NetEvaluator::<G>::fixed(m, utility)), ev.leaf_lambda, 3.0)
-        })
-    };
-    let agent = |eval: Arc<dyn Evaluator<G>>, name: &str| {
-        // The trainer's own gating uses the same agent (trainer::gate).
-        let spec = MctsSpec {
-            sims: Some(ev.sims),
-            time: None,
-            eval: EvalSpec::Uniform,
-            config: MctsConfig { batch_size: 8, ..MctsConfig::default() },
-        };
-        MctsAgent::new(spec, eval, name.into())
-    };
-    let mut a = agent(evaluator(ev.candidate_version)?, "candidate");
-    let mut b = agent(evaluator(ev.opponent_version)?, "opponent");
-    let m = play_match_from(&start, &mut a as &mut dyn Agent<G>, &mut b, lease.seed);
-    Ok((m.points_a, m.games.iter().map(|g| g.actions.len() as u32).sum()))
 }
 
 /// Reports a played match, retrying a few times; a report that cannot get through is
@@ -396,97 +156,6 @@ async fn watch_models(client: Client, state: Arc<State>) {
     };
     let cfg = state.cfg.clone();
     follow_models(client, state.models.clone(), cfg.backoff(), &stop).await;
-}
-
-/// Writes a submission to the spool durably (`<id>.pb.tmp`, fsync, rename, fsync the directory).
-fn spool(dir: &Path, req: &pb::SubmitGameRequest) -> std::io::Result<PathBuf> {
-    let id = req.game.as_ref().map_or("unknown", |g| g.game_id.as_str());
-    let path = dir.join(format!("{id}.pb"));
-    // A partial file (a full disk) is removed: it would only take the room the next try needs.
-    durable::write_atomic(&path, &req.encode_to_vec())?;
-    Ok(path)
-}
-
-/// Removes `*.pb.tmp` files: spool writes cut short by a crash (a kill mid-write). Such a
-/// game was never submitted, so its lease expires and its position is played again; the
-/// partial file is of no use and would hold disk space for ever.
-fn remove_partial_spool_files(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for p in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        if p.to_str().is_some_and(|s| s.ends_with(".pb.tmp")) {
-            match std::fs::remove_file(&p) {
-                Ok(()) => warn!(file = %p.display(), "removed a spool file an earlier run left half-written"),
-                Err(e) => warn!(file = %p.display(), error = %e, "cannot remove a half-written spool file"),
-            }
-        }
-    }
-}
-
-fn spooled(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pb"))
-        .collect();
-    v.sort();
-    Ok(v)
-}
-
-/// Submits one spooled game until it is acknowledged, refused, or the deadline passes.
-/// Returns true when the file is settled (deleted or moved aside).
-async fn submit_file(client: &mut Client, state: &State, path: &Path, deadline: Option<Instant>) -> bool {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) => {
-            error!(file = %path.display(), error = %e, "cannot read spooled game");
-            return false;
-        }
-    };
-    let mut req = match pb::SubmitGameRequest::decode(bytes.as_slice()) {
-        Ok(r) => r,
-        Err(e) => {
-            error!(file = %path.display(), error = %e, "spooled file is not a game; moved to rejected/");
-            let _ = std::fs::rename(
-                path,
-                state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()),
-            );
-            return true;
-        }
-    };
-    let mut attempt = 0;
-    loop {
-        req.worker_id = state.id();
-        match client.submit_game(req.clone()).await {
-            Ok(_) => {
-                debug!(file = %path.display(), "game acknowledged");
-                break;
-            }
-            Err(s) if s.code() == Code::AlreadyExists => break,
-            Err(s)
-                if matches!(s.code(), Code::InvalidArgument | Code::ResourceExhausted | Code::OutOfRange) =>
-            {
-                error!(file = %path.display(), error = %s.message(), "coordinator refused the game; moved to rejected/");
-                let _ = std::fs::rename(
-                    path,
-                    state.cfg.spool_dir.join("rejected").join(path.file_name().unwrap_or_default()),
-                );
-                return true;
-            }
-            Err(s) => {
-                if deadline.is_some_and(|d| Instant::now() >= d) {
-                    return false;
-                }
-                let wait = backoff(&state.cfg, attempt);
-                warn!(error = %s.message(), retry_in = ?wait, "submission failed; the game stays spooled");
-                tokio::time::sleep(wait).await;
-                attempt += 1;
-            }
-        }
-    }
-    if let Err(e) = std::fs::remove_file(path) {
-        warn!(file = %path.display(), error = %e, "cannot remove acknowledged game from the spool");
-    }
-    state.submitted.fetch_add(1, Ordering::Relaxed);
-    true
 }
 
 /// CPU time of the calling thread in nanoseconds (Linux: `/proc/thread-self/schedstat`), so
@@ -654,7 +323,7 @@ pub async fn run_with_metrics(
         moves: AtomicU64::new(0),
         submitted: AtomicU64::new(0),
         play_nanos: AtomicU64::new(0),
-        models: ModelSlots::new(&[BattleNumber::NAME, Banqi::NAME, TriGolden::NAME]),
+        models: ModelSlots::new(&GameKind::ALL),
         batcher: Batcher::start_observed(
             cfg.inference_batch.max(1),
             Duration::from_micros(cfg.inference_wait_us),
@@ -839,22 +508,4 @@ pub async fn run_with_metrics(
     }
     info!(?report, "worker stopped");
     Ok(report)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_written_spool_files_are_removed_and_finished_ones_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("rejected")).unwrap();
-        for name in ["a.pb", "b.pb.tmp", "rejected/c.pb"] {
-            std::fs::write(dir.path().join(name), b"x").unwrap();
-        }
-        remove_partial_spool_files(dir.path());
-        assert!(!dir.path().join("b.pb.tmp").exists());
-        assert!(dir.path().join("a.pb").exists() && dir.path().join("rejected/c.pb").exists());
-        assert_eq!(spooled(dir.path()).unwrap(), vec![dir.path().join("a.pb")]);
-    }
 }

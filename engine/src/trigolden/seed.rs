@@ -15,32 +15,15 @@
 //! (UCB1 over the root candidates), and rollouts play uniformly random legal turns rather than
 //! random candidates (computing candidates needs the link sets, too slow inside rollouts).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::{Action, TriGolden};
 use crate::Rng;
-use crate::agent::Agent;
+use crate::agent::{Agent, AgentSpec, GameAgents};
 use crate::game::{Game, Seat};
 use crate::mcts::Progress;
 
-/// The seed AI's settings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct SeedSettings {
-    /// Simulations per turn (with `time`, whichever ends first; neither: 200).
-    pub sims: Option<u64>,
-    /// Time per turn.
-    pub time: Option<Duration>,
-    /// Turns left at or below which the breadth-first minimax replaces UCT.
-    pub minimax_turns: u8,
-    /// Most positions the minimax may visit before it gives up and UCT decides.
-    pub minimax_nodes: u64,
-}
-
-impl Default for SeedSettings {
-    fn default() -> Self {
-        SeedSettings { sims: None, time: None, minimax_turns: 3, minimax_nodes: 20_000 }
-    }
-}
+pub use crate::agent::SeedSettings;
 
 /// The agent.
 pub struct SeedAgent {
@@ -48,6 +31,16 @@ pub struct SeedAgent {
     name: String,
     /// The second click of the turn chosen at its first click.
     planned: Option<Action>,
+}
+
+/// TriGolden's own agents: `trigolden-seed:…` is this one.
+impl GameAgents for TriGolden {
+    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<TriGolden>>> {
+        match spec {
+            AgentSpec::TrigoldenSeed(s) => Some(Box::new(SeedAgent::new(s.clone(), name))),
+            _ => None,
+        }
+    }
 }
 
 impl SeedAgent {

@@ -1,0 +1,67 @@
+//! Who may call, and every way a call can fail: [`CoordError`] becomes a `tonic::Status` here
+//! and nowhere else.
+
+use tonic::Status;
+
+use crate::games::ValidationError;
+
+/// Authenticated roles.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A self-play worker.
+    Worker,
+    /// A trainer.
+    Trainer,
+    /// An administrator.
+    Admin,
+}
+
+/// Every way a call can fail, mapped to a gRPC status in [`From<CoordError> for Status`].
+#[derive(Debug, thiserror::Error)]
+pub enum CoordError {
+    /// No or unknown token.
+    #[error("missing or unknown bearer token")]
+    Unauthenticated,
+    /// The role may not call this method.
+    #[error("role {0:?} may not call this method")]
+    PermissionDenied(Role),
+    /// A submitted game is malformed or illegal.
+    #[error("{0}")]
+    InvalidGame(ValidationError),
+    /// A bad request field.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// The game id is already stored.
+    #[error("game {0} is already stored")]
+    Duplicate(String),
+    /// Too large.
+    #[error("{0}")]
+    Oversized(String),
+    /// Not found.
+    #[error("{0}")]
+    NotFound(String),
+    /// The database or disk failed; the caller should retry later.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
+    /// The caller speaks another protocol.
+    #[error("{0}")]
+    FailedPrecondition(String),
+}
+
+impl From<CoordError> for Status {
+    fn from(e: CoordError) -> Status {
+        let msg = e.to_string();
+        match e {
+            CoordError::Unauthenticated => Status::unauthenticated(msg),
+            CoordError::PermissionDenied(_) => Status::permission_denied(msg),
+            CoordError::InvalidGame(ValidationError::Oversized(_)) | CoordError::Oversized(_) => {
+                Status::resource_exhausted(msg)
+            }
+            CoordError::InvalidGame(_) | CoordError::InvalidArgument(_) => Status::invalid_argument(msg),
+            CoordError::Duplicate(_) => Status::already_exists(msg),
+            CoordError::NotFound(_) => Status::not_found(msg),
+            CoordError::Unavailable(_) => Status::unavailable(msg),
+            CoordError::FailedPrecondition(_) => Status::failed_precondition(msg),
+        }
+    }
+}

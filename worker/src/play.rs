@@ -1,0 +1,121 @@
+//! The games a worker plays: a leased self-play game, or one gating match between two
+//! models (or a model and the user's rollout AI).
+
+use std::sync::Arc;
+
+use engine::agent::Agent;
+use engine::arena::play_match_from;
+use engine::eval::Evaluator;
+use engine::selfplay::play_game_until;
+use engine::{Features, GameKind, LeafEvaluator};
+use model::NetSource;
+use zeroplay_proto::v1 as pb;
+
+use crate::*;
+
+/// Plays one leased game; `Ok(None)` if stopped.
+pub(crate) fn play_lease(
+    state: &State,
+    lease: &pb::Lease,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<pb::GameRecord>, String> {
+    let kind: GameKind = lease.game_kind.parse().map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    engine::with_game!(kind, |G| play_as::<G>(state, lease, stop))
+}
+
+pub(crate) fn play_as<G: Features>(
+    state: &State,
+    lease: &pb::Lease,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<pb::GameRecord>, String> {
+    let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    if start.outcome().is_some() {
+        return Err(format!("lease {}: the start position is finished", lease.lease_id));
+    }
+    let wire = lease.settings.as_ref().ok_or("lease without settings")?;
+    let (settings, leaf) = zeroplay_proto::convert::selfplay_from_proto(wire)
+        .map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    let evaluator: Arc<dyn Evaluator<G>> = match leaf.evaluator {
+        // The network once one is published (hot-swapped between moves), the user's rollout
+        // evaluator until then.
+        LeafEvaluator::Net => model::net_leaf::<G>(
+            NetSource::Slot(
+                state.models.slot(GameKind::of::<G>()).expect("a slot for every game this worker plays"),
+                Some(state.batcher.clone()),
+            ),
+            &leaf,
+        ),
+        LeafEvaluator::Rollout | LeafEvaluator::Uniform => leaf.without_net(),
+    };
+    let Some(game) = play_game_until(&start, &settings, evaluator.as_ref(), lease.seed, stop) else {
+        return Ok(None);
+    };
+    let id = format!("{:032x}", rand::random::<u128>());
+    let model_version =
+        game.moves.iter().map(|m| m.model_version).max().unwrap_or(0).max(lease.model_version);
+    Ok(Some(game_record(&game, id, lease.seed, model_version)))
+}
+
+/// Model `version` for an evaluation match: from the cache, or downloaded, checked and loaded
+/// (this blocks the calling slot thread, never a runtime thread).
+pub(crate) fn evaluation_model(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    kind: GameKind,
+    version: u64,
+) -> Result<model::Model, String> {
+    if let Some(m) = state.evaluation_models.lock().expect("not poisoned").get(&version) {
+        return Ok(m.clone());
+    }
+    let bytes = rt.block_on(download_version(&mut client.clone(), version, None))?;
+    let m = load_model(kind, &bytes).map_err(|e| format!("model {version}: {e}"))?;
+    let mut cache = state.evaluation_models.lock().expect("not poisoned");
+    if cache.len() >= 4 {
+        // Gating plays the newest models; the oldest cached one is least likely needed.
+        let oldest = *cache.keys().min().expect("not empty");
+        cache.remove(&oldest);
+    }
+    cache.insert(version, m.clone());
+    Ok(m)
+}
+
+/// Plays a gating match (a lease with `evaluation` set); returns the candidate's points and
+/// the atomic actions played.
+pub(crate) fn play_evaluation(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    lease: &pb::Lease,
+    ev: &pb::EvaluationMatch,
+) -> Result<(f64, u32), String> {
+    let kind: GameKind = lease.game_kind.parse().map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    engine::with_game!(kind, |G| evaluation_as::<G>(state, rt, client, lease, ev))
+}
+
+pub(crate) fn evaluation_as<G: Features>(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    lease: &pb::Lease,
+    ev: &pb::EvaluationMatch,
+) -> Result<(f64, u32), String> {
+    let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    if start.outcome().is_some() {
+        return Err(format!("lease {}: the start position is finished", lease.lease_id));
+    }
+    let s = zeroplay_proto::convert::evaluation_from_proto(ev)
+        .map_err(|e| format!("lease {}: bad evaluation settings: {e}", lease.lease_id))?;
+    let leaf = |version: u64| -> Result<Arc<dyn Evaluator<G>>, String> {
+        let m = match version {
+            0 => None,
+            v => Some(evaluation_model(state, rt, client, GameKind::of::<G>(), v)?),
+        };
+        Ok(model::gate_leaf::<G>(m, &s))
+    };
+    // The same agents as the trainer's own gating (model::gate_agent).
+    let mut a = model::gate_agent(leaf(ev.candidate_version)?, &s, "candidate");
+    let mut b = model::gate_agent(leaf(ev.opponent_version)?, &s, "opponent");
+    let m = play_match_from(&start, &mut a as &mut dyn Agent<G>, &mut b, lease.seed);
+    Ok((m.points_a, m.games.iter().map(|g| g.actions.len() as u32).sum()))
+}
