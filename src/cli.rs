@@ -15,7 +15,8 @@ use engine::GameKind;
 ///   mcts:time=200ms,eval=uniform    MCTS with a time budget per turn, uniform leaves
 ///   mcts:time=200ms,eval=net,model=runs/local/trainer/models/best.safetensors,batch=8
 ///                                   MCTS with a trained network at the leaves
-///   trigolden-seed:time=500ms       the user's own TriGolden AI
+///   trigolden-user:time=500ms       the user's own TriGolden AI, as the user wrote it
+///   trigolden-lite:time=500ms       a cheap simplification of it (formerly trigolden-seed)
 ///
 /// MCTS keys: sims, time (200ms, 1.5s), eval (rollout|uniform|net), playouts, model (a
 /// model file, for eval=net), mix (margin share of the network's value, default 0.5),

@@ -147,7 +147,8 @@ fn arena_report_explains_its_counts_and_an_elo_from_one_match() {
 fn help_texts_keep_their_tables_hide_tokens_and_say_what_they_mean() {
     let top = ok(zeroplay().arg("--help"));
     assert!(top.contains("\n  random  "), "the agent table keeps its lines:\n{top}");
-    assert!(top.contains("\n  trigolden-seed:time=500ms "), "{top}");
+    assert!(top.contains("\n  trigolden-user:time=500ms "), "{top}");
+    assert!(top.contains("\n  trigolden-lite:time=500ms "), "{top}");
     ok(zeroplay().args(["help", "--help"]));
     let bench = ok(zeroplay().args(["bench", "--help"]));
     assert!(!bench.contains("see `bench --help`") && bench.contains("ingest"), "{bench}");

@@ -12,8 +12,10 @@
 //! - `mcts:time=500ms,eval=net,model=best.safetensors,knowledge=0.5` — half the root's prior
 //!   mass on the game's own AI's candidate moves ([`Game::knowledge_priors`]; TriGolden's are
 //!   the user's AI's candidate turns).
-//! - `trigolden-seed:time=1s,minimax=3` — the user's own TriGolden AI
-//!   ([`crate::trigolden::seed`]; TriGolden only, reached through [`GameAgents`]).
+//! - `trigolden-user:time=1s,minimax=3` — the user's own TriGolden AI, as the user wrote it
+//!   ([`crate::trigolden::user`]; TriGolden only, reached through [`GameAgents`]).
+//! - `trigolden-lite:time=1s,minimax=3` — a cheap simplification of it
+//!   ([`crate::trigolden::lite`]; `trigolden-seed` is its old name).
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -119,9 +121,10 @@ impl MctsSpec {
     }
 }
 
-/// The settings of TriGolden's seed AI (`trigolden-seed:…`, [`crate::trigolden::seed`]).
+/// The settings of `trigolden-lite:…` ([`crate::trigolden::lite`]), the cheap simplification of
+/// the user's TriGolden AI (`trigolden-seed:…` is read as the same, its old name).
 #[derive(Clone, Debug, PartialEq)]
-pub struct SeedSettings {
+pub struct LiteSettings {
     /// Simulations per turn (with `time`, whichever ends first; neither: 200).
     pub sims: Option<u64>,
     /// Time per turn.
@@ -132,14 +135,44 @@ pub struct SeedSettings {
     pub minimax_nodes: u64,
 }
 
-impl Default for SeedSettings {
+impl Default for LiteSettings {
     fn default() -> Self {
-        SeedSettings { sims: None, time: None, minimax_turns: 3, minimax_nodes: 20_000 }
+        LiteSettings { sims: None, time: None, minimax_turns: 3, minimax_nodes: 20_000 }
+    }
+}
+
+/// The settings of `trigolden-user:…` ([`crate::trigolden::user`]), the user's TriGolden AI as
+/// the user wrote it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserSettings {
+    /// Simulations per turn (with `time`, whichever ends first).
+    pub sims: Option<u64>,
+    /// Time per turn (neither `time` nor `sims`: 3 s, the user's default).
+    pub time: Option<Duration>,
+    /// Turns left (this one included) at or below which the breadth-first minimax replaces
+    /// the UCT search (the user's `n`, default 3; 0: never).
+    pub minimax_turns: u8,
+    /// Most positions the minimax may create before it gives up and the UCT search decides
+    /// (the user's code has no limit).
+    pub minimax_nodes: u64,
+    /// UCT exploration constant (`MCTS_C`; the file does not define it: √2).
+    pub c: f64,
+}
+
+impl Default for UserSettings {
+    fn default() -> Self {
+        UserSettings {
+            sims: None,
+            time: None,
+            minimax_turns: 3,
+            minimax_nodes: 20_000,
+            c: std::f64::consts::SQRT_2,
+        }
     }
 }
 
 /// Agents a game has beyond the generic ones (random, MCTS): the specs only one game
-/// understands, such as TriGolden's `trigolden-seed:…`. The game's own module implements it,
+/// understands, such as TriGolden's `trigolden-user:…`. The game's own module implements it,
 /// so this generic factory reaches a game's agents without naming the game.
 pub trait GameAgents: Game {
     /// The agent `spec` names for this game (called `name`), or `None` if this game has no
@@ -160,8 +193,10 @@ pub enum AgentSpec {
     Random,
     /// `mcts:…`.
     Mcts(MctsSpec),
-    /// `trigolden-seed:…` (TriGolden only).
-    TrigoldenSeed(SeedSettings),
+    /// `trigolden-lite:…` (TriGolden only; `trigolden-seed:…` is its old name).
+    TrigoldenLite(LiteSettings),
+    /// `trigolden-user:…` (TriGolden only).
+    TrigoldenUser(UserSettings),
 }
 
 /// A spec string that names no agent.
@@ -196,9 +231,54 @@ impl FromStr for AgentSpec {
         if s == "random" {
             return Ok(AgentSpec::Random);
         }
-        if let Some(rest) = s.strip_prefix("trigolden-seed") {
+        if let Some(rest) = s.strip_prefix("trigolden-user") {
             let rest = rest.strip_prefix(':').unwrap_or(rest);
-            let mut seed = SeedSettings::default();
+            let mut user = UserSettings::default();
+            for kv in rest.split(',').filter(|p| !p.is_empty()) {
+                let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
+                match k {
+                    "sims" => {
+                        user.sims = Some(
+                            v.parse().ok().filter(|n| *n > 0).ok_or_else(|| err(format!("sims `{v}`")))?,
+                        )
+                    }
+                    "time" => {
+                        user.time = Some(
+                            parse_duration(v)
+                                .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
+                        )
+                    }
+                    "minimax" => {
+                        user.minimax_turns = v
+                            .parse()
+                            .ok()
+                            .filter(|n| *n <= 28)
+                            .ok_or_else(|| err(format!("minimax `{v}`: 0 to 28 turns")))?
+                    }
+                    "nodes" => {
+                        user.minimax_nodes = v
+                            .parse()
+                            .ok()
+                            .filter(|n| *n > 0)
+                            .ok_or_else(|| err(format!("nodes `{v}`: a positive count")))?
+                    }
+                    "c" => {
+                        user.c = v
+                            .parse()
+                            .ok()
+                            .filter(|c: &f64| c.is_finite() && *c >= 0.0)
+                            .ok_or_else(|| err(format!("c `{v}`: a non-negative number")))?
+                    }
+                    _ => {
+                        return Err(err(format!("unknown key `{k}` (known: sims, time, minimax, nodes, c)")));
+                    }
+                }
+            }
+            return Ok(AgentSpec::TrigoldenUser(user));
+        }
+        if let Some(rest) = s.strip_prefix("trigolden-lite").or_else(|| s.strip_prefix("trigolden-seed")) {
+            let rest = rest.strip_prefix(':').unwrap_or(rest);
+            let mut seed = LiteSettings::default();
             for kv in rest.split(',').filter(|p| !p.is_empty()) {
                 let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
                 match k {
@@ -223,10 +303,13 @@ impl FromStr for AgentSpec {
                     _ => return Err(err(format!("unknown key `{k}` (known: sims, time, minimax)"))),
                 }
             }
-            return Ok(AgentSpec::TrigoldenSeed(seed));
+            return Ok(AgentSpec::TrigoldenLite(seed));
         }
         let Some(rest) = s.strip_prefix("mcts") else {
-            return Err(err("expected `random`, `mcts:key=value,...` or `trigolden-seed:...`".into()));
+            return Err(err(
+                "expected `random`, `mcts:key=value,...`, `trigolden-user:...` or `trigolden-lite:...`"
+                    .into(),
+            ));
         };
         let rest = rest.strip_prefix(':').unwrap_or(rest);
         let mut spec = MctsSpec {
@@ -371,7 +454,7 @@ impl fmt::Display for AgentSpec {
                 }
                 write!(f, "mcts:{}", parts.join(","))
             }
-            AgentSpec::TrigoldenSeed(s) => {
+            AgentSpec::TrigoldenLite(s) => {
                 let mut parts = Vec::new();
                 if let Some(n) = s.sims {
                     parts.push(format!("sims={n}"));
@@ -383,9 +466,33 @@ impl fmt::Display for AgentSpec {
                     parts.push(format!("minimax={}", s.minimax_turns));
                 }
                 if parts.is_empty() {
-                    f.write_str("trigolden-seed")
+                    f.write_str("trigolden-lite")
                 } else {
-                    write!(f, "trigolden-seed:{}", parts.join(","))
+                    write!(f, "trigolden-lite:{}", parts.join(","))
+                }
+            }
+            AgentSpec::TrigoldenUser(s) => {
+                let d = UserSettings::default();
+                let mut parts = Vec::new();
+                if let Some(n) = s.sims {
+                    parts.push(format!("sims={n}"));
+                }
+                if let Some(t) = s.time {
+                    parts.push(format!("time={}ms", t.as_millis()));
+                }
+                if s.minimax_turns != d.minimax_turns {
+                    parts.push(format!("minimax={}", s.minimax_turns));
+                }
+                if s.minimax_nodes != d.minimax_nodes {
+                    parts.push(format!("nodes={}", s.minimax_nodes));
+                }
+                if s.c != d.c {
+                    parts.push(format!("c={}", s.c));
+                }
+                if parts.is_empty() {
+                    f.write_str("trigolden-user")
+                } else {
+                    write!(f, "trigolden-user:{}", parts.join(","))
                 }
             }
         }
@@ -419,8 +526,10 @@ impl AgentSpec {
                 };
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
             }
-            AgentSpec::TrigoldenSeed(_) => G::game_agent(self, self.to_string())
-                .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME))?,
+            AgentSpec::TrigoldenLite(_) | AgentSpec::TrigoldenUser(_) => {
+                G::game_agent(self, self.to_string())
+                    .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME))?
+            }
         })
     }
 }

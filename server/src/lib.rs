@@ -6,8 +6,8 @@
 //! - The Battle Number AI searches with the network as its leaf evaluator. The network is the
 //!   best model, followed from a coordinator (`WatchModels`, as workers follow it) or from a
 //!   model file (reloaded when it changes), and hot-swapped between moves; with no model it
-//!   plays the user's rollout AI. TriGolden's AI is the user's `trigolden-seed` until
-//!   TriGolden has a network encoding.
+//!   plays the user's rollout AI. TriGolden's AI is the user's own (`trigolden-user`), until
+//!   the play server can load a TriGolden network.
 //! - The web client holds no rules: it shows what the server says may be clicked, and sends
 //!   clicks back. Every click is checked by the engine ([`table::Table::click`]).
 //! - Limits: request body size, games held in all and per client address, AI think time;
@@ -105,7 +105,7 @@ impl Default for ServeConfig {
             max_ai_ms: 10_000,
             max_body_bytes: 16 * 1024,
             leaf: LeafSettings::served(),
-            trigolden_agent: "trigolden-seed:minimax=3".into(),
+            trigolden_agent: "trigolden-user".into(),
             options: GameDefaults::default(),
         }
     }
@@ -136,8 +136,8 @@ impl ServeConfig {
             Ok(AgentSpec::Mcts(m)) if matches!(m.eval, engine::agent::EvalSpec::Net { .. }) => {
                 Err("trigolden_agent: TriGolden has no network yet".into())
             }
-            Ok(AgentSpec::TrigoldenSeed(_) | AgentSpec::Mcts(_)) => Ok(()),
-            Ok(_) => Err("trigolden_agent must be trigolden-seed:... or mcts:...".into()),
+            Ok(AgentSpec::TrigoldenUser(_) | AgentSpec::TrigoldenLite(_) | AgentSpec::Mcts(_)) => Ok(()),
+            Ok(_) => Err("trigolden_agent must be trigolden-user:..., trigolden-lite:... or mcts:...".into()),
             Err(e) => Err(format!("trigolden_agent: {e}")),
         }
     }
@@ -228,10 +228,15 @@ impl AppState {
         let ai_tg: AiFactory<TriGolden> = Arc::new(move |time| {
             let spec: AgentSpec = tg_spec.parse().expect("validated");
             let spec = match spec {
-                AgentSpec::TrigoldenSeed(mut s) => {
+                AgentSpec::TrigoldenUser(mut s) => {
                     s.time = Some(time);
                     s.sims = None;
-                    AgentSpec::TrigoldenSeed(s)
+                    AgentSpec::TrigoldenUser(s)
+                }
+                AgentSpec::TrigoldenLite(mut s) => {
+                    s.time = Some(time);
+                    s.sims = None;
+                    AgentSpec::TrigoldenLite(s)
                 }
                 AgentSpec::Mcts(mut m) => {
                     m.time = Some(time);

@@ -197,7 +197,7 @@ fn a_trigolden_game_offers_ghosts_and_checks_every_click() {
     let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": legal(&v)[0]})));
     assert_eq!(v["turn_start"], true);
     assert_eq!(v["last_turn"], json!([1, 3]));
-    // The AI (the user's trigolden-seed) plays a whole turn on request.
+    // The AI (the user's own, trigolden-user) plays a whole turn on request.
     let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=200"), None, "text/plain");
     assert_eq!(st, 200);
     let (_, done) = events(&body).pop().unwrap();

@@ -15,10 +15,11 @@
 //! placement) is a decisive win for that player.
 
 pub mod features;
+pub mod lite;
 pub mod render;
-pub mod seed;
 pub mod shapes;
 pub mod tracker;
+pub mod user;
 pub mod zomega;
 
 use std::fmt;
@@ -650,6 +651,46 @@ impl TriGolden {
         (pts, !found.is_empty())
     }
 
+    /// The points each player would score from the bracing contacts between `a` and `b` alone
+    /// if both went down now: the user's AI's score of a double link, which leaves out what
+    /// either piece braces with the board (pieces from [`TriGolden::ghost`]).
+    pub fn mutual_points(&self, a: &Piece, b: &Piece) -> [i32; 2] {
+        let mut board = self.pieces.clone();
+        for p in [a, b] {
+            let (t, e) = p.parent.expect("a placed piece has a target");
+            board[usize::from(t)].glued |= 1 << e;
+            board.push(*p);
+        }
+        let n = self.pieces.len();
+        let mut pts = [0; 2];
+        let mut seen: Vec<(usize, Z)> = Vec::new();
+        for (qi, xi) in [(n, n + 1), (n + 1, n)] {
+            let (q, x) = (&board[qi], &board[xi]);
+            for j in 0..4 {
+                if q.glued & (1 << j) != 0 {
+                    continue;
+                }
+                let (s, e) = q.edge(j);
+                for &v in &x.v {
+                    if !on_open_segment(v, s, e) || seen.contains(&(qi, v)) {
+                        continue;
+                    }
+                    seen.push((qi, v));
+                    let points = tree_distance(&board, qi, xi).saturating_sub(1) as i32;
+                    let to = match self.options.scoring {
+                        ScoringMode::Bracer => Some(x.owner),
+                        ScoringMode::Trigolden => Some(q.owner),
+                        ScoringMode::SameOwner => (x.owner == q.owner).then_some(x.owner),
+                    };
+                    if let Some(s) = to {
+                        pts[s.index()] += points;
+                    }
+                }
+            }
+        }
+        pts
+    }
+
     /// Mid-turn: the turn's first piece as a method, the mover's stock at the turn's start, and
     /// the candidates for the second piece (legal singles at the turn's start: methods now, or
     /// ones the first piece removed). Which of them pair with the first is `pair_ok`'s call.
@@ -697,7 +738,7 @@ impl Game for TriGolden {
     const STATE_VERSION: u8 = 1;
 
     /// At a turn start, the first clicks of the user's AI's candidate turns
-    /// ([`seed::candidates`]: scoring links, else the best co-live pairs, never a turn that
+    /// ([`lite::candidates`]: scoring links, else the best co-live pairs, never a turn that
     /// loses by arbitration when another exists) weigh 1 and every other click 0. `None` in
     /// the middle of a turn, and where the candidates hold every legal click (nothing to
     /// prefer).
@@ -706,7 +747,7 @@ impl Game for TriGolden {
             return None;
         }
         let firsts: Vec<Action> =
-            seed::candidates(self).into_iter().filter_map(|t| t.first().copied()).collect();
+            lite::candidates(self).into_iter().filter_map(|t| t.first().copied()).collect();
         let w: Vec<f32> = actions.iter().map(|a| if firsts.contains(a) { 1.0 } else { 0.0 }).collect();
         let hits = w.iter().filter(|&&x| x > 0.0).count();
         (hits > 0 && hits < actions.len()).then_some(w)

@@ -1,5 +1,7 @@
 //! TriGolden rules tests: hand-built positions, random-game invariants, serialisation.
 
+use std::collections::BTreeSet;
+
 use super::*;
 use crate::game::to_bytes;
 
@@ -472,10 +474,12 @@ fn agent_turn(
 }
 
 #[test]
-fn the_seed_ai_keeps_the_obligation_whenever_some_turn_does() {
+fn the_lite_ai_keeps_the_obligation_whenever_some_turn_does() {
     use crate::agent::AgentSpec;
-    let spec: AgentSpec = "trigolden-seed:sims=6,minimax=0".parse().unwrap();
-    assert_eq!(spec.to_string(), "trigolden-seed:sims=6,minimax=0");
+    let spec: AgentSpec = "trigolden-lite:sims=6,minimax=0".parse().unwrap();
+    assert_eq!(spec.to_string(), "trigolden-lite:sims=6,minimax=0");
+    // Its old name reads as the same agent.
+    assert_eq!("trigolden-seed:sims=6,minimax=0".parse::<AgentSpec>().unwrap(), spec);
     assert!(spec.build_with::<crate::battlenumber::BattleNumber>(&|_, _| Err("none".into())).is_err());
     let mut seed = spec.build::<TriGolden>();
     let mut mcts = "mcts:sims=6,eval=rollout".parse::<AgentSpec>().unwrap().build::<TriGolden>();
@@ -508,7 +512,7 @@ fn the_seed_ai_keeps_the_obligation_whenever_some_turn_does() {
         });
     }
     eprintln!(
-        "safe-turn property over {positions} positions ({risky} with a losing turn on offer, {forced} with no safe turn): trigolden-seed broke it {seed_unsafe} times, mcts:sims=6 {mcts_unsafe} times"
+        "safe-turn property over {positions} positions ({risky} with a losing turn on offer, {forced} with no safe turn): trigolden-lite broke it {seed_unsafe} times, mcts:sims=6 {mcts_unsafe} times"
     );
     assert!(positions >= 40 && risky >= 5, "{positions} positions, {risky} with a losing turn");
     assert_eq!(seed_unsafe, 0);
@@ -712,7 +716,7 @@ fn knowledge_priors_are_the_seed_ais_first_clicks_and_lead_the_search_there() {
             assert!(priors.is_none(), "no knowledge in the middle of a turn");
             return;
         }
-        let firsts: Vec<Action> = seed::candidates(g).iter().map(|t| t[0]).collect();
+        let firsts: Vec<Action> = lite::candidates(g).iter().map(|t| t[0]).collect();
         checked += 1;
         let Some(w) = priors else {
             // Nothing to prefer: every legal click starts a candidate turn.
@@ -747,4 +751,191 @@ fn knowledge_priors_are_the_seed_ais_first_clicks_and_lead_the_search_there() {
         mixed += 1;
     });
     assert!(checked >= 5 && mixed >= 3, "{checked} turn starts, {mixed} with knowledge");
+}
+
+/// Turn starts (after the opening, game not over) of random games, every `step`-th turn.
+fn turn_starts(games: std::ops::Range<u64>, step: u8) -> Vec<TriGolden> {
+    let mut out = Vec::new();
+    for game in games {
+        random_game(game, &mut |g| {
+            if g.outcome().is_none()
+                && g.at_turn_start()
+                && g.turns_played() > 0
+                && g.turns_played() % step == 0
+            {
+                out.push(g.clone());
+            }
+        });
+    }
+    out
+}
+
+#[test]
+fn the_user_ais_plans_follow_its_rules_on_random_positions() {
+    use super::user::{PlanKind, RawKind, apply, mcts_plans, raw_turn_choices};
+    let (mut seen_single, mut seen_double, mut seen_co_live, mut seen_live, mut filtered) = (0, 0, 0, 0, 0);
+    let mut slowest = std::time::Duration::ZERO;
+    for g in turn_starts(60..72, 2) {
+        let me = g.mover();
+        let links = g.links();
+        let owner = |p: &Place| g.pieces()[usize::from(p.target)].owner.other();
+        let gains = |s: &TriGolden| s.scores()[me.index()] > g.scores()[me.index()];
+        let scoring: Vec<Place> = links
+            .single
+            .iter()
+            .filter(|(p, pts)| owner(p) == me && pts[me.index()] > 0)
+            .map(|(p, _)| *p)
+            .collect();
+        // The scoring plans, worked out from the rules' own moves: a scoring single link and
+        // every legal second piece after it that makes the turn gain; a double link whose two
+        // pieces score on each other and whose turn gains.
+        let mut expected = BTreeSet::new();
+        if g.is_single_turn() {
+            expected.extend(scoring.iter().map(|p| (PlanKind::SinglePiece, vec![*p])));
+        } else {
+            for s in &scoring {
+                let first = after_turn(&g, &[Action::Place(*s)]);
+                let mut seconds = Vec::new();
+                first.legal_actions(&mut seconds);
+                for b in seconds {
+                    let Action::Place(bp) = b else { unreachable!() };
+                    if gains(&after_turn(&first, &[b])) {
+                        expected.insert((PlanKind::Single, vec![*s, bp]));
+                    }
+                }
+            }
+            for (a, b, _) in links.double.iter().filter(|(a, _, _)| owner(a) == me) {
+                let (pa, pb) = (g.ghost(Action::Place(*a)).unwrap(), g.ghost(Action::Place(*b)).unwrap());
+                let turn = [Action::Place(*a), Action::Place(*b)];
+                let legal = g.legal_turns().iter().any(|t| t == &turn || t == &[turn[1], turn[0]]);
+                if g.mutual_points(&pa, &pb)[me.index()] > 0 && legal {
+                    let done = if after_turn(&g, &turn[..1]).is_legal(turn[1]) {
+                        after_turn(&g, &turn)
+                    } else {
+                        after_turn(&g, &[turn[1], turn[0]])
+                    };
+                    if gains(&done) {
+                        expected.insert((PlanKind::Double, vec![*a, *b]));
+                    }
+                }
+            }
+        }
+        let raw = raw_turn_choices(&g);
+        let got: BTreeSet<(PlanKind, Vec<Place>)> =
+            raw.plans.iter().map(|p| (p.kind, p.pieces.clone())).collect();
+        if !expected.is_empty() {
+            assert_eq!(raw.kind, RawKind::Score);
+            assert_eq!(got, expected, "scoring plans at turn {}", g.turns_played());
+            seen_single += got.iter().filter(|p| p.0 == PlanKind::Single).count();
+            seen_double += got.iter().filter(|p| p.0 == PlanKind::Double).count();
+        } else if g.is_single_turn() {
+            // Nothing scores on the last turn: every legal placement.
+            assert_eq!(raw.kind, RawKind::Live);
+            let mut v = Vec::new();
+            g.legal_actions(&mut v);
+            assert_eq!(raw.plans.len(), v.len());
+            seen_live += 1;
+        } else {
+            // Nothing scores: the co-live pairs, exactly the legal same-piece pairs.
+            assert_eq!(raw.kind, RawKind::CoLive);
+            let pairs: BTreeSet<Vec<Place>> = g
+                .legal_turns()
+                .into_iter()
+                .filter_map(|t| match (t[0], t[1]) {
+                    (Action::Place(a), Action::Place(b)) if a.target == b.target => {
+                        Some(vec![a.min(b), a.max(b)])
+                    }
+                    _ => None,
+                })
+                .collect();
+            let got: BTreeSet<Vec<Place>> = raw.plans.iter().map(|p| p.pieces.clone()).collect();
+            assert_eq!(got, pairs);
+            seen_co_live += 1;
+        }
+        // The tree's plans: each playable, none leaving the opponent without a way on.
+        let t0 = std::time::Instant::now();
+        let tree = mcts_plans(&g);
+        slowest = slowest.max(t0.elapsed());
+        filtered += usize::from(tree.len() < raw.plans.len());
+        for p in &tree {
+            let child = apply(&g, p).expect("a tree plan is playable");
+            assert_ne!(
+                child.outcome().and_then(|o| o.decisive),
+                Some(me.other()),
+                "{p:?} loses by arbitration"
+            );
+        }
+    }
+    eprintln!(
+        "user AI plans: {seen_single} single-link and {seen_double} double-link plans, {seen_co_live} co-live and {seen_live} last-turn positions, {filtered} positions where the filters removed plans; slowest mcts_plans {slowest:?}"
+    );
+    assert!(seen_single > 0 && seen_co_live > 0 && filtered > 0);
+}
+
+#[test]
+fn the_user_ais_second_player_plays_a_random_last_piece_when_nothing_scores() {
+    use super::user::{RawKind, minimax_plans, raw_turn_choices};
+    let mut rng = crate::rng_from_seed(3);
+    let mut checked = 0;
+    for game in 0..40 {
+        random_game(game, &mut |g| {
+            if g.outcome().is_none() && g.at_turn_start() && g.is_single_turn() && g.turns_played() > 0 {
+                let raw = raw_turn_choices(g);
+                let plans = minimax_plans(g, &mut rng);
+                if g.mover() == Seat::Second && raw.kind == RawKind::Live {
+                    assert_eq!(plans.len(), 1, "one random placement");
+                    assert!(raw.plans.contains(&plans[0]));
+                    checked += 1;
+                } else {
+                    assert_eq!(plans, raw.plans);
+                }
+            }
+        });
+    }
+    eprintln!("{checked} second-player last turns with nothing scoring");
+}
+
+#[test]
+fn the_user_ai_keeps_the_obligation_whenever_some_turn_does_and_repeats_itself_per_seed() {
+    use crate::agent::AgentSpec;
+    // One simulation a turn: each rollout plays the AI's own plans to the end, which is the
+    // costly part; the property is about which turns it may choose.
+    let spec: AgentSpec = "trigolden-user:sims=1,minimax=0".parse().unwrap();
+    assert_eq!(spec.to_string(), "trigolden-user:sims=1,minimax=0");
+    let mut user = spec.build::<TriGolden>();
+    let mut rng = crate::rng_from_seed(9);
+    let (mut positions, mut unsafe_turns, mut forced) = (0, 0, 0);
+    let starts = turn_starts(70..72, 4);
+    for g in &starts {
+        if g.is_single_turn() {
+            continue;
+        }
+        let opp = g.mover().other();
+        let loses = |s: &TriGolden| s.outcome().is_some_and(|o| o.decisive == Some(opp));
+        if g.legal_turns().iter().all(|t| loses(&after_turn(g, t))) {
+            forced += 1;
+            continue;
+        }
+        positions += 1;
+        if loses(&agent_turn(user.as_mut(), g, &mut rng)) {
+            unsafe_turns += 1;
+        }
+    }
+    eprintln!(
+        "safe-turn property over {positions} positions ({forced} with no safe turn): trigolden-user broke it {unsafe_turns} times"
+    );
+    assert!(positions >= 8, "{positions}");
+    assert_eq!(unsafe_turns, 0);
+
+    // The same seed, the same turns.
+    let turns = |seed: u64| {
+        let mut agent = spec.build::<TriGolden>();
+        let mut rng = crate::rng_from_seed(seed);
+        starts
+            .iter()
+            .take(4)
+            .map(|g| agent_turn(agent.as_mut(), g, &mut rng).pieces().to_vec())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(turns(4), turns(4));
 }

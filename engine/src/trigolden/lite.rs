@@ -1,4 +1,6 @@
-//! `trigolden-seed`: the user's own TriGolden AI (rules §8), the baseline to reproduce.
+//! `trigolden-lite` (formerly `trigolden-seed`): a cheap simplification of the user's own
+//! TriGolden AI (rules §8). The faithful port is [`super::user`]; this one stays as the cheap
+//! baseline (and its first clicks are `TriGolden::knowledge_priors`).
 //!
 //! - **Candidates.** If the mover has scoring single links or scoring double links, only
 //!   those turns (a single link's first piece is played and its second piece chosen on the
@@ -19,34 +21,24 @@ use std::time::Instant;
 
 use super::{Action, TriGolden};
 use crate::Rng;
-use crate::agent::{Agent, AgentSpec, GameAgents};
+use crate::agent::Agent;
 use crate::game::{Game, Seat};
 use crate::mcts::Progress;
 
-pub use crate::agent::SeedSettings;
+pub use crate::agent::LiteSettings;
 
 /// The agent.
-pub struct SeedAgent {
-    settings: SeedSettings,
+pub struct LiteAgent {
+    settings: LiteSettings,
     name: String,
     /// The second click of the turn chosen at its first click.
     planned: Option<Action>,
 }
 
-/// TriGolden's own agents: `trigolden-seed:…` is this one.
-impl GameAgents for TriGolden {
-    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<TriGolden>>> {
-        match spec {
-            AgentSpec::TrigoldenSeed(s) => Some(Box::new(SeedAgent::new(s.clone(), name))),
-            _ => None,
-        }
-    }
-}
-
-impl SeedAgent {
+impl LiteAgent {
     /// An agent with these settings, named `name` (its spec string).
-    pub fn new(settings: SeedSettings, name: String) -> SeedAgent {
-        SeedAgent { settings, name, planned: None }
+    pub fn new(settings: LiteSettings, name: String) -> LiteAgent {
+        LiteAgent { settings, name, planned: None }
     }
 }
 
@@ -197,7 +189,7 @@ fn minimax(state: &TriGolden, me: Seat, budget: &mut u64) -> Option<(f64, Option
 fn uct(
     state: &TriGolden,
     turns: &[Turn],
-    s: &SeedSettings,
+    s: &LiteSettings,
     start: Instant,
     rng: &mut Rng,
     progress: &mut dyn FnMut(&Progress<Action>),
@@ -243,7 +235,7 @@ fn uct(
     (0..turns.len()).max_by_key(|&k| (n[k], std::cmp::Reverse(k))).expect("candidates")
 }
 
-impl Agent<TriGolden> for SeedAgent {
+impl Agent<TriGolden> for LiteAgent {
     fn name(&self) -> String {
         self.name.clone()
     }
@@ -263,7 +255,7 @@ impl Agent<TriGolden> for SeedAgent {
         }
         self.planned = None;
         let turns = if state.at_turn_start() { candidates(state) } else { seconds(state) };
-        assert!(!turns.is_empty(), "SeedAgent asked to move in a finished game");
+        assert!(!turns.is_empty(), "LiteAgent asked to move in a finished game");
         let left = state.total_turns() - state.turns_played();
         let mut pick = None;
         if turns.len() > 1 && left <= self.settings.minimax_turns {
