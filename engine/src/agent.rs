@@ -232,29 +232,13 @@ impl FromStr for AgentSpec {
             return Ok(AgentSpec::Random);
         }
         if let Some(rest) = s.strip_prefix("trigolden-user") {
-            let rest = rest.strip_prefix(':').unwrap_or(rest);
             let mut user = UserSettings::default();
-            for kv in rest.split(',').filter(|p| !p.is_empty()) {
-                let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
+            for (k, v) in key_values(rest).map_err(&err)? {
+                let u = &mut user;
+                if turn_keys(k, v, &mut u.sims, &mut u.time, &mut u.minimax_turns).map_err(&err)? {
+                    continue;
+                }
                 match k {
-                    "sims" => {
-                        user.sims = Some(
-                            v.parse().ok().filter(|n| *n > 0).ok_or_else(|| err(format!("sims `{v}`")))?,
-                        )
-                    }
-                    "time" => {
-                        user.time = Some(
-                            parse_duration(v)
-                                .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
-                        )
-                    }
-                    "minimax" => {
-                        user.minimax_turns = v
-                            .parse()
-                            .ok()
-                            .filter(|n| *n <= 28)
-                            .ok_or_else(|| err(format!("minimax `{v}`: 0 to 28 turns")))?
-                    }
                     "nodes" => {
                         user.minimax_nodes = v
                             .parse()
@@ -277,33 +261,14 @@ impl FromStr for AgentSpec {
             return Ok(AgentSpec::TrigoldenUser(user));
         }
         if let Some(rest) = s.strip_prefix("trigolden-lite").or_else(|| s.strip_prefix("trigolden-seed")) {
-            let rest = rest.strip_prefix(':').unwrap_or(rest);
-            let mut seed = LiteSettings::default();
-            for kv in rest.split(',').filter(|p| !p.is_empty()) {
-                let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
-                match k {
-                    "sims" => {
-                        seed.sims = Some(
-                            v.parse().ok().filter(|n| *n > 0).ok_or_else(|| err(format!("sims `{v}`")))?,
-                        )
-                    }
-                    "time" => {
-                        seed.time = Some(
-                            parse_duration(v)
-                                .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
-                        )
-                    }
-                    "minimax" => {
-                        seed.minimax_turns = v
-                            .parse()
-                            .ok()
-                            .filter(|n| *n <= 28)
-                            .ok_or_else(|| err(format!("minimax `{v}`: 0 to 28 turns")))?
-                    }
-                    _ => return Err(err(format!("unknown key `{k}` (known: sims, time, minimax)"))),
+            let mut lite = LiteSettings::default();
+            for (k, v) in key_values(rest).map_err(&err)? {
+                let l = &mut lite;
+                if !turn_keys(k, v, &mut l.sims, &mut l.time, &mut l.minimax_turns).map_err(&err)? {
+                    return Err(err(format!("unknown key `{k}` (known: sims, time, minimax)")));
                 }
             }
-            return Ok(AgentSpec::TrigoldenLite(seed));
+            return Ok(AgentSpec::TrigoldenLite(lite));
         }
         let Some(rest) = s.strip_prefix("mcts") else {
             return Err(err(
@@ -455,48 +420,74 @@ impl fmt::Display for AgentSpec {
                 write!(f, "mcts:{}", parts.join(","))
             }
             AgentSpec::TrigoldenLite(s) => {
-                let mut parts = Vec::new();
-                if let Some(n) = s.sims {
-                    parts.push(format!("sims={n}"));
-                }
-                if let Some(t) = s.time {
-                    parts.push(format!("time={}ms", t.as_millis()));
-                }
-                if s.minimax_turns != 3 {
-                    parts.push(format!("minimax={}", s.minimax_turns));
-                }
-                if parts.is_empty() {
-                    f.write_str("trigolden-lite")
-                } else {
-                    write!(f, "trigolden-lite:{}", parts.join(","))
-                }
+                let parts = turn_parts(s.sims, s.time, s.minimax_turns);
+                spec_with_parts(f, "trigolden-lite", &parts)
             }
             AgentSpec::TrigoldenUser(s) => {
                 let d = UserSettings::default();
-                let mut parts = Vec::new();
-                if let Some(n) = s.sims {
-                    parts.push(format!("sims={n}"));
-                }
-                if let Some(t) = s.time {
-                    parts.push(format!("time={}ms", t.as_millis()));
-                }
-                if s.minimax_turns != d.minimax_turns {
-                    parts.push(format!("minimax={}", s.minimax_turns));
-                }
+                let mut parts = turn_parts(s.sims, s.time, s.minimax_turns);
                 if s.minimax_nodes != d.minimax_nodes {
                     parts.push(format!("nodes={}", s.minimax_nodes));
                 }
                 if s.c != d.c {
                     parts.push(format!("c={}", s.c));
                 }
-                if parts.is_empty() {
-                    f.write_str("trigolden-user")
-                } else {
-                    write!(f, "trigolden-user:{}", parts.join(","))
-                }
+                spec_with_parts(f, "trigolden-user", &parts)
             }
         }
     }
+}
+
+/// `name`, or `name:part,part,…`.
+fn spec_with_parts(f: &mut fmt::Formatter<'_>, name: &str, parts: &[String]) -> fmt::Result {
+    if parts.is_empty() { f.write_str(name) } else { write!(f, "{name}:{}", parts.join(",")) }
+}
+
+/// The keys the TriGolden agents share, as their spec strings show them (defaults left out).
+fn turn_parts(sims: Option<u64>, time: Option<Duration>, minimax_turns: u8) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(n) = sims {
+        parts.push(format!("sims={n}"));
+    }
+    if let Some(t) = time {
+        parts.push(format!("time={}ms", t.as_millis()));
+    }
+    if minimax_turns != 3 {
+        parts.push(format!("minimax={minimax_turns}"));
+    }
+    parts
+}
+
+/// The `key=value` pairs after a spec's name (`name:k=v,k=v`, or nothing).
+fn key_values(rest: &str) -> Result<Vec<(&str, &str)>, String> {
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    rest.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|kv| kv.split_once('=').ok_or_else(|| format!("`{kv}` is not key=value")))
+        .collect()
+}
+
+/// Reads one of the keys the TriGolden agents share (`sims`, `time`, `minimax`); `false`
+/// for any other key.
+fn turn_keys(
+    k: &str,
+    v: &str,
+    sims: &mut Option<u64>,
+    time: &mut Option<Duration>,
+    minimax_turns: &mut u8,
+) -> Result<bool, String> {
+    match k {
+        "sims" => *sims = Some(v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("sims `{v}`"))?),
+        "time" => {
+            *time = Some(parse_duration(v).ok_or_else(|| format!("time `{v}`: use e.g. 200ms or 1.5s"))?)
+        }
+        "minimax" => {
+            *minimax_turns =
+                v.parse().ok().filter(|n| *n <= 28).ok_or_else(|| format!("minimax `{v}`: 0 to 28 turns"))?
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 impl AgentSpec {

@@ -13,13 +13,18 @@ use zeroplay_proto::v1 as pb;
 
 use crate::*;
 
+/// The game a lease is for.
+fn lease_kind(lease: &pb::Lease) -> Result<GameKind, String> {
+    lease.game_kind.parse().map_err(|e| format!("lease {}: {e}", lease.lease_id))
+}
+
 /// Plays one leased game; `Ok(None)` if stopped.
 pub(crate) fn play_lease(
     state: &State,
     lease: &pb::Lease,
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<pb::GameRecord>, String> {
-    let kind: GameKind = lease.game_kind.parse().map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    let kind = lease_kind(lease)?;
     engine::with_game!(kind, |G| play_as::<G>(state, lease, stop))
 }
 
@@ -89,7 +94,7 @@ pub(crate) fn play_evaluation(
     lease: &pb::Lease,
     ev: &pb::EvaluationMatch,
 ) -> Result<(f64, u32), String> {
-    let kind: GameKind = lease.game_kind.parse().map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    let kind = lease_kind(lease)?;
     engine::with_game!(kind, |G| evaluation_as::<G>(state, rt, client, lease, ev))
 }
 

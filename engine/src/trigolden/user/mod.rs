@@ -61,7 +61,7 @@ use std::time::{Duration, Instant};
 mod plans;
 
 pub use plans::{Plan, PlanKind, RawChoices, RawKind, apply, mcts_plans, minimax_plans, raw_turn_choices};
-use plans::{filter_raw, gain, owner, safe};
+use plans::{co_live_plans, filter_raw, gain, safe};
 
 use rand::RngExt;
 
@@ -141,11 +141,6 @@ fn minimax(
     })
 }
 
-/// Did the agent try the minimax this turn (so its time counts against the search)?
-fn plan_tried_minimax(left: u8, s: &UserSettings) -> bool {
-    left <= s.minimax_turns
-}
-
 struct Node {
     state: TriGolden,
     parent: Option<usize>,
@@ -164,11 +159,13 @@ impl Node {
     }
 }
 
-/// The UCT search [`runMcts`] from `root` (whose plans are `root_plans`): the chosen plan.
+/// The UCT search [`runMcts`] from `root` (whose plans are `root_plans`) for `time` from
+/// `start` or `s.sims` simulations, whichever ends first: the chosen plan.
 fn run_mcts(
     root_state: &TriGolden,
     root_plans: Vec<Plan>,
     s: &UserSettings,
+    time: Option<Duration>,
     start: Instant,
     rng: &mut Rng,
     progress: &mut dyn FnMut(&Progress<Action>),
@@ -176,8 +173,6 @@ fn run_mcts(
     let me = root_state.mover();
     let mut tree = vec![Node::new(root_state.clone(), None, None, 0)];
     tree[0].untried = Some(root_plans);
-    let time = s.time.or(if s.sims.is_none() { Some(Duration::from_secs(3)) } else { None });
-    debug_assert!(time.is_some() || s.sims.is_some());
     let max_sims = s.sims.unwrap_or(u64::MAX);
     let out_of_time = |start: Instant| time.is_some_and(|t| start.elapsed() >= t);
     let (mut count, mut max_depth) = (0u64, 0u32);
@@ -314,14 +309,7 @@ impl UserAgent {
         if !safe_raw.is_empty() {
             return safe_raw;
         }
-        let links = state.links();
-        let co_live: Vec<Plan> = links
-            .co_live
-            .iter()
-            .filter(|(a, _)| owner(state, a) == me)
-            .map(|(a, b)| Plan { kind: PlanKind::CoLive, pieces: vec![*a, *b] })
-            .collect();
-        let safe_co_live = safe_of(&co_live);
+        let safe_co_live = safe_of(&co_live_plans(state, &raw.links));
         if !safe_co_live.is_empty() {
             return safe_co_live;
         }
@@ -389,7 +377,8 @@ impl Agent<TriGolden> for UserAgent {
         let left = state.total_turns() - state.turns_played();
         let mut plan = None;
         let turn_start = Instant::now();
-        if left <= self.settings.minimax_turns {
+        let tried_minimax = left <= self.settings.minimax_turns;
+        if tried_minimax {
             let mut budget = self.settings.minimax_nodes;
             let deadline = self.time().map(|t| turn_start + t);
             if let Some((_, Some(p))) = minimax(state, me, rng, &mut budget, deadline) {
@@ -402,9 +391,8 @@ impl Agent<TriGolden> for UserAgent {
                 let raw = raw_turn_choices(state);
                 // The clock starts once the board's statistics are done, as in the file (a
                 // minimax that gave up has used its share).
-                let start =
-                    if plan_tried_minimax(left, &self.settings) { turn_start } else { Instant::now() };
-                let mut plans = filter_raw(state, raw.clone());
+                let start = if tried_minimax { turn_start } else { Instant::now() };
+                let mut plans = filter_raw(state, &raw);
                 if plans.is_empty() {
                     self.fallbacks += 1;
                     plans = Self::fallback_plans(state, raw);
@@ -413,7 +401,7 @@ impl Agent<TriGolden> for UserAgent {
                 if plans.len() == 1 {
                     plans.pop().expect("one plan")
                 } else {
-                    run_mcts(state, plans, &self.settings, start, rng, progress)
+                    run_mcts(state, plans, &self.settings, self.time(), start, rng, progress)
                 }
             }
         };

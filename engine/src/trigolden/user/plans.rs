@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 
 use rand::RngExt;
 
+use super::super::tracker::Links;
 use super::super::{Action, Place, TriGolden};
 use crate::Rng;
 use crate::game::{Game, Seat};
@@ -67,6 +68,8 @@ pub struct RawChoices {
     pub has_scoring_single: bool,
     /// The plans.
     pub plans: Vec<Plan>,
+    /// The position's link sets they were made from (kept for the filters).
+    pub(super) links: Links,
 }
 
 /// The state after `plan`, or `None` if it cannot be played [`applyPlan`]. Two pieces placed
@@ -100,7 +103,7 @@ pub(super) fn owner(state: &TriGolden, p: &Place) -> Seat {
 }
 
 /// `seat`'s scoring single links [`getScoringSingles`], in placement order.
-fn scoring_singles(state: &TriGolden, links: &super::super::tracker::Links, seat: Seat) -> Vec<Place> {
+fn scoring_singles(state: &TriGolden, links: &Links, seat: Seat) -> Vec<Place> {
     links
         .single
         .iter()
@@ -110,11 +113,7 @@ fn scoring_singles(state: &TriGolden, links: &super::super::tracker::Links, seat
 }
 
 /// `seat`'s scoring double links [`getScoringDoubles`]: pairs whose mutual contacts score.
-fn scoring_doubles(
-    state: &TriGolden,
-    links: &super::super::tracker::Links,
-    seat: Seat,
-) -> Vec<(Place, Place)> {
+fn scoring_doubles(state: &TriGolden, links: &Links, seat: Seat) -> Vec<(Place, Place)> {
     links
         .double
         .iter()
@@ -150,7 +149,7 @@ fn unique(plans: Vec<Plan>) -> Vec<Plan> {
 }
 
 /// The mover's scoring plans [`makeScoringTurnPlans`].
-fn scoring_plans(state: &TriGolden, links: &super::super::tracker::Links) -> Vec<Plan> {
+fn scoring_plans(state: &TriGolden, links: &Links) -> Vec<Plan> {
     let me = state.mover();
     let singles = scoring_singles(state, links, me);
     if state.is_single_turn() {
@@ -187,7 +186,8 @@ fn scoring_plans(state: &TriGolden, links: &super::super::tracker::Links) -> Vec
 
 /// The mover's raw plans [`rawTurnChoices`]; none at the opening or when the game is over.
 pub fn raw_turn_choices(state: &TriGolden) -> RawChoices {
-    let empty = |kind| RawChoices { kind, has_scoring_single: false, plans: Vec::new() };
+    let empty =
+        |kind| RawChoices { kind, has_scoring_single: false, plans: Vec::new(), links: Links::default() };
     if state.outcome().is_some() || state.turns_played() == 0 || !state.at_turn_start() {
         return empty(RawKind::Score);
     }
@@ -196,7 +196,7 @@ pub fn raw_turn_choices(state: &TriGolden) -> RawChoices {
     let scoring = scoring_plans(state, &links);
     if !scoring.is_empty() {
         let has = !scoring_singles(state, &links, me).is_empty();
-        return RawChoices { kind: RawKind::Score, has_scoring_single: has, plans: scoring };
+        return RawChoices { kind: RawKind::Score, has_scoring_single: has, plans: scoring, links };
     }
     if state.is_single_turn() {
         let plans = live_methods(state, me)
@@ -204,15 +204,22 @@ pub fn raw_turn_choices(state: &TriGolden) -> RawChoices {
             .filter(|p| state.is_legal(Action::Place(*p)))
             .map(|p| Plan::one(PlanKind::SinglePiece, p))
             .collect();
-        return RawChoices { kind: RawKind::Live, has_scoring_single: false, plans };
+        return RawChoices { kind: RawKind::Live, has_scoring_single: false, plans, links };
     }
+    let plans = co_live_plans(state, &links);
+    RawChoices { kind: RawKind::CoLive, has_scoring_single: false, plans, links }
+}
+
+/// The mover's co-live pairs as plans [`makeCoLivePlans`].
+pub(super) fn co_live_plans(state: &TriGolden, links: &Links) -> Vec<Plan> {
+    let me = state.mover();
     let plans = links
         .co_live
         .iter()
         .filter(|(a, _)| owner(state, a) == me)
         .map(|(a, b)| Plan { kind: PlanKind::CoLive, pieces: vec![*a, *b] })
         .collect();
-    RawChoices { kind: RawKind::CoLive, has_scoring_single: false, plans: unique(plans) }
+    unique(plans)
 }
 
 /// Can the opponent go on after `child` [`opponentCanContinue`]: the game did not end with
@@ -228,39 +235,39 @@ enum Threat {
     Double(Place, Place),
 }
 
-fn threats(state: &TriGolden, seat: Seat) -> BTreeSet<Threat> {
-    let links = state.links();
+fn threats(state: &TriGolden, links: &Links, seat: Seat) -> BTreeSet<Threat> {
     let mut t: BTreeSet<Threat> =
-        scoring_singles(state, &links, seat).into_iter().map(Threat::Single).collect();
-    t.extend(scoring_doubles(state, &links, seat).into_iter().map(|(a, b)| Threat::Double(a, b)));
+        scoring_singles(state, links, seat).into_iter().map(Threat::Single).collect();
+    t.extend(scoring_doubles(state, links, seat).into_iter().map(|(a, b)| Threat::Double(a, b)));
     t
 }
 
 /// The plans the tree expands and the rollouts play [`mctsPlans`] (possibly none).
 pub fn mcts_plans(state: &TriGolden) -> Vec<Plan> {
-    filter_raw(state, raw_turn_choices(state))
+    filter_raw(state, &raw_turn_choices(state))
 }
 
-pub(super) fn filter_raw(state: &TriGolden, raw: RawChoices) -> Vec<Plan> {
+/// [`mcts_plans`]'s filters over `raw`, the raw plans of `state`.
+pub(super) fn filter_raw(state: &TriGolden, raw: &RawChoices) -> Vec<Plan> {
     if raw.plans.is_empty() {
         return Vec::new();
     }
     let me = state.mover();
     let safe_plans: Vec<(Plan, TriGolden)> = raw
         .plans
-        .into_iter()
+        .iter()
         .filter_map(|p| {
-            let child = apply(state, &p)?;
-            safe(&child, me).then_some((p, child))
+            let child = apply(state, p)?;
+            safe(&child, me).then_some((p.clone(), child))
         })
         .collect();
     if raw.kind == RawKind::Score || safe_plans.is_empty() {
         return safe_plans.into_iter().map(|(p, _)| p).collect();
     }
-    let before = threats(state, me.other());
+    let before = threats(state, &raw.links, me.other());
     let (mut disrupting, mut no_new) = (Vec::new(), Vec::new());
     for (p, child) in safe_plans {
-        let after = threats(&child, me.other());
+        let after = threats(&child, &child.links(), me.other());
         if after.iter().any(|t| !before.contains(t)) {
             continue;
         }
