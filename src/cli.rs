@@ -434,6 +434,11 @@ pub struct PerftArgs {
     /// Worker threads (0: one per core).
     #[arg(short = 'j', long, default_value_t = 0)]
     pub threads: usize,
+    /// TriGolden: play every turn of every sequence, the last ones too, instead of counting
+    /// the last turn's legal turns without playing them (slower; it also runs scoring and the
+    /// end-of-turn checks on every leaf). Battle Number and Banqi always play every turn.
+    #[arg(long)]
+    pub make_every_turn: bool,
 }
 
 /// `zeroplay render`.

@@ -26,7 +26,7 @@ pub fn run(args: PerftArgs) -> Result<()> {
     println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
     for d in 1..=args.depth {
         let t = Instant::now();
-        let n = count(args.game, d, threads);
+        let n = count(args.game, d, threads, args.make_every_turn);
         let secs = t.elapsed().as_secs_f64();
         println!("{d:>5} {n:>18} {secs:>10.3} {:>14.0}", n as f64 / secs.max(1e-9));
     }
@@ -34,20 +34,23 @@ pub fn run(args: PerftArgs) -> Result<()> {
 }
 
 /// Perft from the default start of `kind` to `depth` turns.
-fn count(kind: GameKind, depth: u32, threads: usize) -> u64 {
+fn count(kind: GameKind, depth: u32, threads: usize, make_every_turn: bool) -> u64 {
     match kind {
         // TriGolden counts a turn once per set of pieces, whatever the order of its clicks.
-        GameKind::TriGolden => trigolden_perft(&TriGolden::new_game(&Default::default()), depth, threads),
+        GameKind::TriGolden => {
+            trigolden_perft(&TriGolden::new_game(&Default::default()), depth, threads, make_every_turn)
+        }
         GameKind::BattleNumber | GameKind::Banqi => {
             engine::with_game!(kind, |G| parallel_perft(&G::new_game(&Default::default()), depth, threads))
         }
     }
 }
 
-/// TriGolden's turn-set perft, the first turns shared out among `threads`.
-pub fn trigolden_perft(state: &TriGolden, depth: u32, threads: usize) -> u64 {
+/// TriGolden's turn-set perft, the first turns shared out among `threads` (see
+/// [`trigolden::perft`] for `make_every_turn`).
+pub fn trigolden_perft(state: &TriGolden, depth: u32, threads: usize, make_every_turn: bool) -> u64 {
     if depth <= 1 || threads <= 1 {
-        return trigolden::perft(state, depth);
+        return trigolden::perft(state, depth, make_every_turn);
     }
     let roots: Vec<TriGolden> = state
         .legal_turns()
@@ -65,7 +68,7 @@ pub fn trigolden_perft(state: &TriGolden, depth: u32, threads: usize) -> u64 {
                 s.spawn(|| {
                     let mut total = 0;
                     while let Some(child) = roots.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        total += trigolden::perft(child, depth - 1);
+                        total += trigolden::perft(child, depth - 1, make_every_turn);
                     }
                     total
                 })

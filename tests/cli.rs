@@ -272,7 +272,17 @@ fn trigolden_perft_arena_and_render() {
     // must print the same numbers as the library.
     assert_eq!(counts.len(), 2, "{text}");
     assert_eq!(counts[0], 6, "{text}");
-    assert_eq!(counts[1], engine::trigolden::perft(&engine::Game::new_game(&Default::default()), 2));
+    assert_eq!(counts[1], engine::trigolden::perft(&engine::Game::new_game(&Default::default()), 2, false));
+    // Playing every leaf gives the same counts.
+    let out = zeroplay().args(["perft", "trigolden", "2", "-j", "1", "--make-every-turn"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let every: Vec<u64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(every, counts);
 
     let dir = tempfile::tempdir().unwrap();
     let out = zeroplay()

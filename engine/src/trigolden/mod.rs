@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::{ActionParseError, Actor, DecodeError, Game, Outcome, Seat};
 use shapes::{Len, ShapeTable};
 use tracker::{Method, Tracker};
-use zomega::{Z, interiors_overlap, on_open_segment, segments_touch};
+use zomega::{Pt, Z, interiors_overlap, on_open_segment, segments_touch};
 
 /// Who scores a bracing structure **[decision]**.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -132,7 +132,10 @@ impl fmt::Display for Action {
 }
 
 /// A piece on the board.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+///
+/// Equality and hashing cover the exact fields; the floating-point images (`xy`, `bbox`) are
+/// functions of the vertices.
+#[derive(Copy, Clone, Debug)]
 pub struct Piece {
     /// Its owner.
     pub owner: Seat,
@@ -152,39 +155,73 @@ pub struct Piece {
     pub depth: u8,
     /// Bit `i` set: edge `i` is glued (another piece's edge coincides with it).
     pub glued: u8,
-    /// Bounding box as extreme vertices: least x, greatest x, least y, greatest y.
-    pub bbox: [Z; 4],
+    /// Bounding box, rounded: least x, greatest x, least y, greatest y. Only ever used with a
+    /// margin of [`zomega::FILTER`], as a cheap rejection before the exact tests.
+    pub bbox: [f64; 4],
     /// Convex (every corner turns left): overlap is then decided by separating edges.
     pub convex: bool,
+    /// The vertices' rounded coordinates (see [`Piece::pt`]).
+    xy: [[f64; 2]; 4],
 }
 
-fn bbox(v: &[Z; 4]) -> [Z; 4] {
-    use std::cmp::Ordering::{Greater, Less};
-    let pick = |better: &dyn Fn(Z, Z) -> bool| {
-        v.iter().copied().reduce(|a, b| if better(b, a) { b } else { a }).expect("4")
-    };
-    [
-        pick(&|b, a| (b - a).re_sign() == Less),
-        pick(&|b, a| (b - a).re_sign() == Greater),
-        pick(&|b, a| (b - a).im_sign() == Less),
-        pick(&|b, a| (b - a).im_sign() == Greater),
-    ]
+impl PartialEq for Piece {
+    fn eq(&self, o: &Piece) -> bool {
+        (
+            self.owner,
+            self.shape,
+            self.mirror,
+            self.v,
+            self.edges,
+            self.parent,
+            self.own,
+            self.depth,
+            self.glued,
+        ) == (o.owner, o.shape, o.mirror, o.v, o.edges, o.parent, o.own, o.depth, o.glued)
+    }
 }
 
-/// Are the bounding boxes of `a` and `b` strictly apart (so the pieces share no point)?
+impl Eq for Piece {}
+
+impl std::hash::Hash for Piece {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (
+            self.owner,
+            self.shape,
+            self.mirror,
+            self.v,
+            self.edges,
+            self.parent,
+            self.own,
+            self.depth,
+            self.glued,
+        )
+            .hash(h);
+    }
+}
+
+/// Are the bounding boxes of `a` and `b` apart by more than the rounding margin (so the pieces
+/// share no point)? `false` says only "maybe not": the exact tests decide.
+#[inline]
 fn apart(a: &Piece, b: &Piece) -> bool {
-    use std::cmp::Ordering::Greater;
-    (b.bbox[0] - a.bbox[1]).re_sign() == Greater
-        || (a.bbox[0] - b.bbox[1]).re_sign() == Greater
-        || (b.bbox[2] - a.bbox[3]).im_sign() == Greater
-        || (a.bbox[2] - b.bbox[3]).im_sign() == Greater
+    const M: f64 = zomega::FILTER;
+    b.bbox[0] - a.bbox[1] > M
+        || a.bbox[0] - b.bbox[1] > M
+        || b.bbox[2] - a.bbox[3] > M
+        || a.bbox[2] - b.bbox[3] > M
 }
 
 impl Piece {
     fn new(owner: Seat, shape: u8, mirror: bool, v: [Z; 4], edges: [(Len, u8); 4]) -> Piece {
-        let convex = (0..4)
-            .all(|i| zomega::orient(v[i], v[(i + 1) % 4], v[(i + 2) % 4]) == std::cmp::Ordering::Greater);
-        Piece {
+        let xy = v.map(|z| {
+            let (x, y) = z.to_f64();
+            [x, y]
+        });
+        let (mut bbox, mut convex) =
+            ([f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY], true);
+        for [x, y] in xy {
+            bbox = [bbox[0].min(x), bbox[1].max(x), bbox[2].min(y), bbox[3].max(y)];
+        }
+        let mut piece = Piece {
             owner,
             shape,
             mirror,
@@ -194,14 +231,39 @@ impl Piece {
             own: 0,
             depth: 0,
             glued: 0,
-            bbox: bbox(&v),
-            convex,
+            bbox,
+            convex: true,
+            xy,
+        };
+        for i in 0..4 {
+            convex &= zomega::orient(piece.pt(i), piece.pt((i + 1) % 4), piece.pt((i + 2) % 4))
+                == std::cmp::Ordering::Greater;
         }
+        piece.convex = convex;
+        piece
+    }
+
+    /// Vertex `i` with its rounded coordinates, for the filtered predicates.
+    #[inline]
+    pub fn pt(&self, i: usize) -> Pt {
+        Pt { z: self.v[i], x: self.xy[i][0], y: self.xy[i][1] }
+    }
+
+    /// The four vertices as [`Pt`]s.
+    #[inline]
+    pub fn pts(&self) -> [Pt; 4] {
+        std::array::from_fn(|i| self.pt(i))
     }
 
     /// Edge `i` as (start, end).
     pub fn edge(&self, i: usize) -> (Z, Z) {
         (self.v[i], self.v[(i + 1) % 4])
+    }
+
+    /// Edge `i` as (start, end), with rounded coordinates.
+    #[inline]
+    fn edge_pt(&self, i: usize) -> (Pt, Pt) {
+        (self.pt(i), self.pt((i + 1) % 4))
     }
 }
 
@@ -280,20 +342,21 @@ fn contacts_between(qi: usize, q: &Piece, n: &Piece) -> Vec<Contact> {
     if apart(n, q) {
         return out;
     }
+    let (np, qp) = (n.pts(), q.pts());
     for j in 0..4 {
-        let (s, e) = q.edge(j);
         if q.glued & (1 << j) == 0 {
-            for &v in &n.v {
+            let (s, e) = q.edge_pt(j);
+            for &v in &np {
                 if on_open_segment(v, s, e) {
-                    out.push(Contact { on_board: Some((qi as u8, j as u8)), point: v });
+                    out.push(Contact { on_board: Some((qi as u8, j as u8)), point: v.z });
                 }
             }
         }
-        let (s, e) = n.edge(j);
         if n.glued & (1 << j) == 0 {
-            for &v in &q.v {
+            let (s, e) = n.edge_pt(j);
+            for &v in &qp {
                 if on_open_segment(v, s, e) {
-                    out.push(Contact { on_board: None, point: v });
+                    out.push(Contact { on_board: None, point: v.z });
                 }
             }
         }
@@ -313,8 +376,8 @@ fn mutual_contact(a: &Piece, b: &Piece) -> bool {
     }
     let one_way = |x: &Piece, y: &Piece| {
         (0..4).filter(|j| y.glued & (1 << j) == 0).any(|j| {
-            let (s, e) = y.edge(j);
-            x.v.iter().any(|&v| on_open_segment(v, s, e))
+            let (s, e) = y.edge_pt(j);
+            (0..4).any(|i| on_open_segment(x.pt(i), s, e))
         })
     };
     one_way(a, b) || one_way(b, a)
@@ -418,19 +481,19 @@ impl TriGolden {
                 return false;
             }
         }
+        let (np, xp) = (n.pts(), x.pts());
         let overlap = if n.convex && x.convex {
-            zomega::convex_interiors_overlap(&n.v, &x.v)
+            zomega::convex_interiors_overlap(&np, &xp)
         } else {
-            interiors_overlap(&n.v, &x.v)
+            interiors_overlap(&np, &xp)
         };
         if overlap {
             return false;
         }
         for i in (0..4).filter(|&i| i != k) {
-            let (a, b) = n.edge(i);
+            let (a, b) = (np[i], np[(i + 1) % 4]);
             for j in 0..4 {
-                let (c, d) = x.edge(j);
-                if segments_touch(a, b, c, d) {
+                if segments_touch(a, b, xp[j], xp[(j + 1) % 4]) {
                     return false;
                 }
             }
@@ -608,6 +671,28 @@ impl TriGolden {
         out
     }
 
+    /// How many complete legal turns there are from a turn start: `legal_turns().len()`,
+    /// without listing them.
+    pub fn count_turns(&self) -> u64 {
+        if self.outcome.is_some() || self.mid {
+            return 0;
+        }
+        if self.turn == 0 {
+            return 2 * self.options.shapes.shapes.len() as u64;
+        }
+        let seat = self.mover();
+        let singles = self.singles(seat);
+        if self.is_single_turn() {
+            return singles.len() as u64;
+        }
+        let stock = &self.stock[seat.index()];
+        let mut n = 0;
+        for (i, a) in singles.iter().enumerate() {
+            n += singles[i + 1..].iter().filter(|b| self.pair_ok(a, b, stock)).count() as u64;
+        }
+        n
+    }
+
     fn finish_turn(&mut self, new: usize) {
         self.score_turn(new);
         self.turn += 1;
@@ -670,12 +755,12 @@ impl TriGolden {
                 if q.glued & (1 << j) != 0 {
                     continue;
                 }
-                let (s, e) = q.edge(j);
-                for &v in &x.v {
-                    if !on_open_segment(v, s, e) || seen.contains(&(qi, v)) {
+                let (s, e) = q.edge_pt(j);
+                for v in x.pts() {
+                    if !on_open_segment(v, s, e) || seen.contains(&(qi, v.z)) {
                         continue;
                     }
-                    seen.push((qi, v));
+                    seen.push((qi, v.z));
                     let points = tree_distance(&board, qi, xi).saturating_sub(1) as i32;
                     let to = match self.options.scoring {
                         ScoringMode::Bracer => Some(x.owner),
@@ -1022,14 +1107,14 @@ fn bracing_points(
             if q.glued & (1 << j) != 0 {
                 continue;
             }
-            let (s, e) = q.edge(j);
+            let (s, e) = q.edge_pt(j);
             for (xi, x) in pieces.iter().enumerate() {
                 if xi == qi || (qi < first_new && xi < first_new) || apart(q, x) {
                     continue;
                 }
-                for &v in &x.v {
-                    if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v)) {
-                        found.push((qi as u8, v));
+                for v in x.pts() {
+                    if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v.z)) {
+                        found.push((qi as u8, v.z));
                     }
                 }
             }
@@ -1058,9 +1143,17 @@ fn bracing_points(
 
 /// Perft by turns: the number of distinct sequences of `depth` complete turns from `state`
 /// (at a turn start), where a turn is the set of pieces it places.
-pub fn perft(state: &TriGolden, depth: u32) -> u64 {
+///
+/// The last turn is counted without being played ("bulk counting", as chess perft programs
+/// do): its legal turns are enumerated and counted, never made. With `make_every_turn` every
+/// turn of every sequence is played, the last ones too, so the count also runs
+/// `play_unchecked` (scoring, tracker updates, the end-of-turn obligation) on every leaf.
+pub fn perft(state: &TriGolden, depth: u32, make_every_turn: bool) -> u64 {
     if depth == 0 {
         return 1;
+    }
+    if depth == 1 && !make_every_turn {
+        return state.count_turns();
     }
     let mut n = 0;
     for turn in state.legal_turns() {
@@ -1068,7 +1161,7 @@ pub fn perft(state: &TriGolden, depth: u32) -> u64 {
         for a in turn {
             child.play_unchecked(a);
         }
-        n += if depth == 1 { 1 } else { perft(&child, depth - 1) };
+        n += perft(&child, depth - 1, make_every_turn);
     }
     n
 }

@@ -16,7 +16,7 @@ use std::fmt;
 
 use serde::Deserialize;
 
-use super::zomega::{Z, orient, segments_touch};
+use super::zomega::{Z, orient_exact, segments_touch};
 
 /// The default piece set of the rules (`../shared/rules/trigolden.md`, "Default piece set").
 pub const DEFAULT_TABLE: &str = include_str!("default_pieces.toml");
@@ -214,10 +214,10 @@ impl ShapeTable {
             for i in 0..4 {
                 let (a, b) = (vertices[i], vertices[(i + 1) % 4]);
                 let (c, d) = (vertices[(i + 2) % 4], vertices[(i + 3) % 4]);
-                if i < 2 && segments_touch(a, b, c, d) {
+                if i < 2 && segments_touch(a.into(), b.into(), c.into(), d.into()) {
                     return Err(bad(format!("edges {i} and {} cross: not a simple quadrilateral", i + 2)));
                 }
-                if orient(a, b, c) == std::cmp::Ordering::Equal {
+                if orient_exact(a, b, c) == std::cmp::Ordering::Equal {
                     return Err(bad(format!("edges {i} and {} are collinear", (i + 1) % 4)));
                 }
             }

@@ -47,7 +47,8 @@ pub fn reasons_between(p: &Piece, q: &Piece) -> [u8; 4] {
     }
     for (i, r) in out.iter_mut().enumerate() {
         let (s, t) = p.edge(i);
-        if q.v.iter().any(|&v| on_open_segment(v, s, t)) {
+        let (sp, tp) = (p.pt(i), p.pt((i + 1) % 4));
+        if (0..4).any(|k| on_open_segment(q.pt(k), sp, tp)) {
             *r |= POKED;
         }
         let (len, dir) = p.edges[i];
@@ -202,10 +203,7 @@ const CELL: f64 = 2.0;
 /// which pieces the exact tests look at.
 fn cells(p: &Piece) -> impl Iterator<Item = (i32, i32)> {
     const MARGIN: f64 = 1e-6;
-    let (x0, _) = p.bbox[0].to_f64();
-    let (x1, _) = p.bbox[1].to_f64();
-    let (_, y0) = p.bbox[2].to_f64();
-    let (_, y1) = p.bbox[3].to_f64();
+    let [x0, x1, y0, y1] = p.bbox;
     let cell = |v: f64| (v / CELL).floor() as i32;
     let (cx0, cx1, cy0, cy1) = (cell(x0 - MARGIN), cell(x1 + MARGIN), cell(y0 - MARGIN), cell(y1 + MARGIN));
     (cx0..=cx1).flat_map(move |x| (cy0..=cy1).map(move |y| (x, y)))

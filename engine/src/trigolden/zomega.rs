@@ -191,40 +191,120 @@ fn mul_phi(x: i64, y: i64, z: i64, w: i64) -> (i64, i64) {
     (x * z + y * w, x * w + y * z + y * w)
 }
 
-/// Orientation of the triangle (a, b, c): `Greater` counter-clockwise, `Less` clockwise,
-/// `Equal` collinear.
-pub fn orient(a: Z, b: Z, c: Z) -> Ordering {
+/// A board point: its exact coordinates and their floating-point image, so the predicates
+/// below can decide most signs with two multiplications and fall back to the exact test only
+/// near zero (Shewchuk's "filtered predicates").
+///
+/// Equality is the exact coordinates' (the image is a function of them).
+#[derive(Copy, Clone, Debug)]
+pub struct Pt {
+    /// The exact point.
+    pub z: Z,
+    /// Its x coordinate, rounded.
+    pub x: f64,
+    /// Its y coordinate, rounded.
+    pub y: f64,
+}
+
+impl PartialEq for Pt {
+    fn eq(&self, o: &Pt) -> bool {
+        self.z == o.z
+    }
+}
+
+impl Eq for Pt {}
+
+impl From<Z> for Pt {
+    fn from(z: Z) -> Pt {
+        let (x, y) = z.to_f64();
+        Pt { z, x, y }
+    }
+}
+
+impl Pt {
+    /// The point with every coordinate doubled (exact in both forms).
+    pub fn twice(self) -> Pt {
+        Pt { z: self.z.double(), x: 2.0 * self.x, y: 2.0 * self.y }
+    }
+}
+
+/// Where a floating-point sign is trusted: a cross or dot product of two differences of
+/// points whose f64 image lies beyond ±`FILTER` has the sign of the exact value.
+///
+/// Why that holds: a board holds at most 2 × 253 pieces (the shape table's limit), each vertex is
+/// reached from the origin by at most three edges per piece of the attachment tree, and an
+/// edge moves each Z[ω] coordinate by at most 4, so every coordinate stays below 2¹³ and every
+/// point within 2¹⁵ of the origin. `Z::to_f64` is then off by at most 2⁻³⁶ per axis, a
+/// difference by 2⁻³⁵, and a product of two differences (each below 2¹⁶) with the
+/// subtraction's rounding by less than 1.2·10⁻⁵: two orders of magnitude under `FILTER`.
+/// On real boards (coordinates below 50) the error is near 10⁻¹³. The exact test runs only
+/// for |value| ≤ `FILTER`: true zeros (collinear, perpendicular, coincident) and, rarely, a
+/// tiny non-zero value.
+pub const FILTER: f64 = 1e-3;
+
+#[inline]
+fn filtered(value: f64, exact: impl FnOnce() -> Ordering) -> Ordering {
+    if value > FILTER {
+        Ordering::Greater
+    } else if value < -FILTER {
+        Ordering::Less
+    } else {
+        exact()
+    }
+}
+
+/// Orientation of the triangle (a, b, c), exactly, from the coordinates alone.
+pub fn orient_exact(a: Z, b: Z, c: Z) -> Ordering {
     cross_sign(b - a, c - a)
 }
 
+/// Orientation of the triangle (a, b, c): `Greater` counter-clockwise, `Less` clockwise,
+/// `Equal` collinear. Exact (filtered: see [`FILTER`]).
+#[inline]
+pub fn orient(a: Pt, b: Pt, c: Pt) -> Ordering {
+    let v = (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x);
+    filtered(v, || orient_exact(a.z, b.z, c.z))
+}
+
+/// Sign of the dot product (b − a) · (d − c), exactly (filtered).
+#[inline]
+fn dot(a: Pt, b: Pt, c: Pt, d: Pt) -> Ordering {
+    let v = (b.x - a.x) * (d.x - c.x) + (b.y - a.y) * (d.y - c.y);
+    filtered(v, || dot_sign(b.z - a.z, d.z - c.z))
+}
+
+/// Sign of `b.y − a.y`, exactly (filtered).
+#[inline]
+fn above(b: Pt, a: Pt) -> bool {
+    filtered(b.y - a.y, || (b.z - a.z).im_sign()) == Ordering::Greater
+}
+
 /// Is `p` in the open segment (a, b)? (On the segment, not an endpoint.)
-pub fn on_open_segment(p: Z, a: Z, b: Z) -> bool {
+#[inline]
+pub fn on_open_segment(p: Pt, a: Pt, b: Pt) -> bool {
     orient(a, b, p) == Ordering::Equal
-        && dot_sign(b - a, p - a) == Ordering::Greater
-        && dot_sign(a - b, p - b) == Ordering::Greater
+        && dot(a, b, a, p) == Ordering::Greater
+        && dot(b, a, b, p) == Ordering::Greater
 }
 
 /// Do the segments (a, b) and (c, d) properly cross: meet at one point interior to both,
 /// not collinear?
-pub fn proper_cross(a: Z, b: Z, c: Z, d: Z) -> bool {
+pub fn proper_cross(a: Pt, b: Pt, c: Pt, d: Pt) -> bool {
     let (o1, o2) = (orient(a, b, c), orient(a, b, d));
+    if o1 == Ordering::Equal || o2 == Ordering::Equal || o1 == o2 {
+        return false;
+    }
     let (o3, o4) = (orient(c, d, a), orient(c, d, b));
-    o1 != Ordering::Equal
-        && o2 != Ordering::Equal
-        && o1 != o2
-        && o3 != Ordering::Equal
-        && o4 != Ordering::Equal
-        && o3 != o4
+    o3 != Ordering::Equal && o4 != Ordering::Equal && o3 != o4
 }
 
 /// Do the segments (a, b) and (c, d) share a piece of positive length?
-pub fn collinear_overlap(a: Z, b: Z, c: Z, d: Z) -> bool {
+pub fn collinear_overlap(a: Pt, b: Pt, c: Pt, d: Pt) -> bool {
     if orient(a, b, c) != Ordering::Equal || orient(a, b, d) != Ordering::Equal {
         return false;
     }
-    let u = b - a;
-    // Position along u, compared exactly.
-    let cmp = |x: Z, y: Z| dot_sign(u, x - y);
+    // Position along a → b, compared exactly.
+    let cmp = |x: Pt, y: Pt| dot(a, b, y, x);
     let (c0, d0) = if cmp(c, d) == Ordering::Greater { (d, c) } else { (c, d) };
     let lo = if cmp(c0, a) == Ordering::Greater { c0 } else { a };
     let hi = if cmp(d0, b) == Ordering::Less { d0 } else { b };
@@ -233,7 +313,7 @@ pub fn collinear_overlap(a: Z, b: Z, c: Z, d: Z) -> bool {
 
 /// Do two segments touch in the rules' sense: share a piece of positive length, or properly
 /// cross? (Contact at a single point is not touching.)
-pub fn segments_touch(a: Z, b: Z, c: Z, d: Z) -> bool {
+pub fn segments_touch(a: Pt, b: Pt, c: Pt, d: Pt) -> bool {
     proper_cross(a, b, c, d) || collinear_overlap(a, b, c, d)
 }
 
@@ -250,7 +330,7 @@ pub enum Inside {
 }
 
 /// Locates `p` relative to the simple polygon `poly` (either orientation).
-pub fn locate(p: Z, poly: &[Z]) -> Inside {
+pub fn locate(p: Pt, poly: &[Pt]) -> Inside {
     let n = poly.len();
     for i in 0..n {
         let (a, b) = (poly[i], poly[(i + 1) % n]);
@@ -262,8 +342,8 @@ pub fn locate(p: Z, poly: &[Z]) -> Inside {
     let mut inside = false;
     for i in 0..n {
         let (a, b) = (poly[i], poly[(i + 1) % n]);
-        let a_above = (a - p).im_sign() == Ordering::Greater;
-        let b_above = (b - p).im_sign() == Ordering::Greater;
+        let a_above = above(a, p);
+        let b_above = above(b, p);
         if a_above != b_above {
             // The edge crosses the ray's line; it is to the right of p when p is on the
             // inner side of an upward edge, or the outer side of a downward one.
@@ -286,7 +366,7 @@ pub fn locate(p: Z, poly: &[Z]) -> Inside {
 /// an edge running the same way (interiors on the same side) means overlap. If no boundary
 /// enters the other interior, the interiors are disjoint or the polygons are identical, and
 /// identical polygons share edges running the same way.
-pub fn interiors_overlap(p: &[Z], q: &[Z]) -> bool {
+pub fn interiors_overlap(p: &[Pt], q: &[Pt]) -> bool {
     let (n, m) = (p.len(), q.len());
     for i in 0..n {
         for j in 0..m {
@@ -301,8 +381,8 @@ pub fn interiors_overlap(p: &[Z], q: &[Z]) -> bool {
 /// [`interiors_overlap`] for two convex counter-clockwise polygons, faster: their interiors
 /// are disjoint exactly when the line of some edge has the whole other polygon on its outer
 /// side (the line itself included).
-pub fn convex_interiors_overlap(p: &[Z], q: &[Z]) -> bool {
-    let separates = |a: &[Z], b: &[Z]| {
+pub fn convex_interiors_overlap(p: &[Pt], q: &[Pt]) -> bool {
+    let separates = |a: &[Pt], b: &[Pt]| {
         let n = a.len();
         (0..n).any(|i| {
             let (s, e) = (a[i], a[(i + 1) % n]);
@@ -312,29 +392,28 @@ pub fn convex_interiors_overlap(p: &[Z], q: &[Z]) -> bool {
     !(separates(p, q) || separates(q, p))
 }
 
-fn boundary_enters(p: &[Z], q: &[Z]) -> bool {
+fn boundary_enters(p: &[Pt], q: &[Pt]) -> bool {
     let (n, m) = (p.len(), q.len());
-    let q2: Vec<Z> = q.iter().map(|z| z.double()).collect();
+    let q2: Vec<Pt> = q.iter().map(|z| z.twice()).collect();
     let mut cuts = Vec::with_capacity(m + 2);
     for i in 0..n {
         let (a, b) = (p[i], p[(i + 1) % n]);
-        let u = b - a;
         cuts.clear();
         cuts.push(a);
         cuts.extend(q.iter().copied().filter(|&v| on_open_segment(v, a, b)));
         cuts.push(b);
-        cuts.sort_by(|&x, &y| dot_sign(u, x - y));
+        cuts.sort_by(|&x, &y| dot(a, b, y, x));
         for w in cuts.windows(2) {
             if w[0] == w[1] {
                 continue;
             }
-            match locate(w[0] + w[1], &q2) {
+            let mid = Pt { z: w[0].z + w[1].z, x: w[0].x + w[1].x, y: w[0].y + w[1].y };
+            match locate(mid, &q2) {
                 Inside::Interior => return true,
                 Inside::Boundary(j) => {
                     // The piece lies along q's edge j: same direction means the interiors are
                     // on the same side.
-                    let v = q[(j + 1) % m] - q[j];
-                    if dot_sign(u, v) == Ordering::Greater {
+                    if dot(a, b, q[j], q[(j + 1) % m]) == Ordering::Greater {
                         return true;
                     }
                 }
@@ -372,6 +451,67 @@ mod tests {
             let (u, v) = (Z(u), Z(v));
             prop_assert_eq!(cross_sign(u, v), (u.conj() * v).im_sign());
             prop_assert_eq!(dot_sign(u, v), (u.conj() * v).re_sign());
+        }
+    }
+
+    // The tests below were written for points given exactly; these wrappers give them the
+    // filtered predicates (local items shadow the glob import).
+    fn on_open_segment(p: Z, a: Z, b: Z) -> bool {
+        super::on_open_segment(p.into(), a.into(), b.into())
+    }
+    fn segments_touch(a: Z, b: Z, c: Z, d: Z) -> bool {
+        super::segments_touch(a.into(), b.into(), c.into(), d.into())
+    }
+    fn pts(v: &[Z]) -> Vec<Pt> {
+        v.iter().map(|&z| z.into()).collect()
+    }
+    fn interiors_overlap(p: &[Z], q: &[Z]) -> bool {
+        super::interiors_overlap(&pts(p), &pts(q))
+    }
+    fn convex_interiors_overlap(p: &[Z], q: &[Z]) -> bool {
+        super::convex_interiors_overlap(&pts(p), &pts(q))
+    }
+    fn locate(p: Z, poly: &[Z]) -> Inside {
+        super::locate(p.into(), &pts(poly))
+    }
+
+    /// The exact tests, unfiltered: what the filtered ones must equal.
+    fn on_open_segment_exact(p: Z, a: Z, b: Z) -> bool {
+        orient_exact(a, b, p) == Ordering::Equal
+            && dot_sign(b - a, p - a) == Ordering::Greater
+            && dot_sign(a - b, p - b) == Ordering::Greater
+    }
+
+    proptest! {
+        /// The filtered orientation and point-on-segment tests equal the exact ones, with
+        /// coordinates up to the bound `FILTER`'s proof assumes (2¹³) and with small ones,
+        /// where collinear triples (the exact fallback) are common.
+        #[test]
+        fn filtered_predicates_equal_the_exact_ones(
+            big in proptest::array::uniform3(proptest::array::uniform4(-8191i32..8192)),
+            small in proptest::array::uniform3(proptest::array::uniform4(-2i32..3)),
+        ) {
+            for [a, b, c] in [big, small] {
+                let (a, b, c) = (Z(a), Z(b), Z(c));
+                prop_assert_eq!(orient(a.into(), b.into(), c.into()), orient_exact(a, b, c));
+                prop_assert_eq!(on_open_segment(a, b, c), on_open_segment_exact(a, b, c));
+                // The midpoint of b and c (doubled) lies on their segment exactly.
+                let m = b + c;
+                if b != c {
+                    prop_assert!(super::on_open_segment(m.into(), b.double().into(), c.double().into()));
+                }
+            }
+        }
+    }
+
+    /// `FILTER`'s error bound assumes an edge moves each coordinate by at most 4.
+    #[test]
+    fn an_edge_moves_each_coordinate_by_at_most_four() {
+        for l in crate::trigolden::shapes::Len::ALL {
+            for k in 0..10 {
+                let e = l.z() * Z::omega_pow(k);
+                assert!(e.0.iter().all(|c| c.abs() <= 4), "{} at {k}: {e}", l.name());
+            }
         }
     }
 
