@@ -41,7 +41,7 @@ fn placement(c: &mut Criterion) {
         g.bench_function(format!("incremental/{n}"), |b| {
             b.iter_batched(
                 || before.tracker().clone(),
-                |mut t| black_box(t.placed(after, after.pieces()).len()),
+                |mut t| black_box(t.placed(after, after.pieces(), true).len()),
                 BatchSize::SmallInput,
             )
         });

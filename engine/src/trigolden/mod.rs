@@ -16,6 +16,7 @@
 
 pub mod features;
 pub mod lite;
+mod pair;
 pub mod render;
 pub mod shapes;
 pub mod tracker;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::{ActionParseError, Actor, DecodeError, Game, Outcome, Seat};
 use shapes::{Len, ShapeTable};
 use tracker::{Method, Tracker};
-use zomega::{Pt, Z, interiors_overlap, on_open_segment, segments_touch};
+use zomega::{Pt, Z, on_open_segment};
 
 /// Who scores a bracing structure **[decision]**.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -336,51 +337,15 @@ struct Contact {
     point: Z,
 }
 
-/// Bracing contacts between a board piece `q` (index `qi`) and a new piece `n`.
-fn contacts_between(qi: usize, q: &Piece, n: &Piece) -> Vec<Contact> {
+/// Bracing contacts between a new piece `n` and the board (board glue as given).
+fn contacts_with(board: &[Piece], n: &Piece) -> Vec<Contact> {
     let mut out = Vec::new();
-    if apart(n, q) {
-        return out;
-    }
-    let (np, qp) = (n.pts(), q.pts());
-    for j in 0..4 {
-        if q.glued & (1 << j) == 0 {
-            let (s, e) = q.edge_pt(j);
-            for &v in &np {
-                if on_open_segment(v, s, e) {
-                    out.push(Contact { on_board: Some((qi as u8, j as u8)), point: v.z });
-                }
-            }
-        }
-        if n.glued & (1 << j) == 0 {
-            let (s, e) = n.edge_pt(j);
-            for &v in &qp {
-                if on_open_segment(v, s, e) {
-                    out.push(Contact { on_board: None, point: v.z });
-                }
-            }
+    for (qi, q) in board.iter().enumerate() {
+        if !apart(q, n) {
+            pair::contacts(qi, q, n, &pair::Sides::new(q, n), &mut out);
         }
     }
     out
-}
-
-/// Bracing contacts between a new piece `n` and the board (board glue as given).
-fn contacts_with(board: &[Piece], n: &Piece) -> Vec<Contact> {
-    board.iter().enumerate().flat_map(|(qi, q)| contacts_between(qi, q, n)).collect()
-}
-
-/// Is there a bracing contact between the two new pieces `a` and `b` themselves?
-fn mutual_contact(a: &Piece, b: &Piece) -> bool {
-    if apart(a, b) {
-        return false;
-    }
-    let one_way = |x: &Piece, y: &Piece| {
-        (0..4).filter(|j| y.glued & (1 << j) == 0).any(|j| {
-            let (s, e) = y.edge_pt(j);
-            (0..4).any(|i| on_open_segment(x.pt(i), s, e))
-        })
-    };
-    one_way(a, b) || one_way(b, a)
 }
 
 impl TriGolden {
@@ -469,38 +434,6 @@ impl TriGolden {
         Some(n)
     }
 
-    /// Rules 2–4 for `n` against one piece `x` already down.
-    fn clear_of(n: &Piece, x: &Piece) -> bool {
-        if apart(n, x) {
-            return true;
-        }
-        let k = usize::from(n.own);
-        // Cheapest first. Floating vertices (not on the glued edge) on a vertex: rule 4.
-        for i in [(k + 2) % 4, (k + 3) % 4] {
-            if x.v.contains(&n.v[i]) {
-                return false;
-            }
-        }
-        let (np, xp) = (n.pts(), x.pts());
-        let overlap = if n.convex && x.convex {
-            zomega::convex_interiors_overlap(&np, &xp)
-        } else {
-            interiors_overlap(&np, &xp)
-        };
-        if overlap {
-            return false;
-        }
-        for i in (0..4).filter(|&i| i != k) {
-            let (a, b) = (np[i], np[(i + 1) % 4]);
-            for j in 0..4 {
-                if segments_touch(a, b, xp[j], xp[(j + 1) % 4]) {
-                    return false;
-                }
-            }
-        }
-        true
-    }
-
     /// The incremental tracker's methods.
     pub fn tracker(&self) -> &Tracker {
         &self.tracker
@@ -565,7 +498,7 @@ impl TriGolden {
                             }
                             let p = Place { target: ti as u8, edge: e, shape: si as u8, mirror, own };
                             let Some(n) = self.shape_at(board, p) else { continue };
-                            if board.iter().all(|x| Self::clear_of(&n, x)) {
+                            if board.iter().all(|x| pair::clear_of(&n, x)) {
                                 out.push(Method {
                                     id: 0,
                                     place: p,
@@ -595,7 +528,7 @@ impl TriGolden {
         };
         a.contacts.iter().any(|c| counts(c, &b.place))
             || b.contacts.iter().any(|c| counts(c, &a.place))
-            || mutual_contact(&a.piece, &b.piece)
+            || pair::mutual_contact(&a.piece, &b.piece)
     }
 
     /// Can `a` and `b` be one turn's two pieces (rules 1–6, in either order), with `stock` the
@@ -608,7 +541,7 @@ impl TriGolden {
         if pa.shape == pb.shape && stock[usize::from(pa.shape)] < 2 {
             return false;
         }
-        if !(Self::clear_of(&b.piece, &a.piece) || Self::clear_of(&a.piece, &b.piece)) {
+        if !pair::compatible(&a.piece, &b.piece) {
             return false;
         }
         pa.target == pb.target || self.braces(a, b)
@@ -808,10 +741,10 @@ impl TriGolden {
     /// Brings the tracker up to date with the last piece; remembers what the first piece of a
     /// two-piece turn removed.
     fn track(&mut self) {
+        let first_of_two = !(self.mid || self.is_single_turn());
         let mut tracker = std::mem::take(&mut self.tracker);
-        let removed = tracker.placed(self, &self.pieces);
+        self.removed_by_first = tracker.placed(self, &self.pieces, first_of_two);
         self.tracker = tracker;
-        self.removed_by_first = if self.mid || self.is_single_turn() { Vec::new() } else { removed };
     }
 }
 

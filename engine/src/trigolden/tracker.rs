@@ -13,9 +13,10 @@
 //! read. [`super::TriGolden::singles_brute`] is the full recompute the tracker is tested
 //! against.
 
+use super::pair::{self, Sides};
 use super::shapes::Len;
 use super::zomega::on_open_segment;
-use super::{Contact, Piece, Place, TriGolden, apart, contacts_between};
+use super::{Contact, Piece, Place, TriGolden, apart};
 use crate::game::Seat;
 
 /// An edge's standing (rules §7): live, or dead of one kind (the first that applies, in this
@@ -160,8 +161,6 @@ pub struct Tracker {
     next_id: u32,
     /// Per piece and edge: the dead-edge reasons other pieces give it (they only accumulate).
     reasons: Vec<[u8; 4]>,
-    /// Spatial index of the pieces: grid cell → pieces whose bounding box meets it.
-    grid: std::collections::HashMap<(i32, i32), Vec<u8>, std::hash::BuildHasherDefault<CellHasher>>,
     /// Per target piece: the geometric pairs of its methods, worked out the first time the
     /// links are asked for and kept (see [`TargetPairs`]).
     pairs: Vec<std::sync::OnceLock<TargetPairs>>,
@@ -177,36 +176,26 @@ struct TargetPairs {
     double: Vec<(u32, u32)>,
 }
 
-/// A cheap hasher for grid cells (two small integers; no untrusted keys).
-#[derive(Default)]
-struct CellHasher(u64);
+/// How far a piece reaches from any of its vertices, at most: half the perimeter of a
+/// quadrilateral whose edges are at most 2φ (3.24) long. A piece placed on N shares a vertex
+/// with N, so it lies within N's bounding box grown by this much.
+const REACH: f64 = 6.5;
 
-impl std::hash::Hasher for CellHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-    fn write_i32(&mut self, i: i32) {
-        self.0 = (self.0.rotate_left(5) ^ u64::from(i as u32)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// Grid cell size, in board units (a piece spans one to three).
-const CELL: f64 = 2.0;
-
-/// The grid cells a piece's bounding box meets, widened by a margin far above floating-point
-/// error, so the index never misses a piece whose exact box meets another's: it only narrows
-/// which pieces the exact tests look at.
-fn cells(p: &Piece) -> impl Iterator<Item = (i32, i32)> {
-    const MARGIN: f64 = 1e-6;
-    let [x0, x1, y0, y1] = p.bbox;
-    let cell = |v: f64| (v / CELL).floor() as i32;
-    let (cx0, cx1, cy0, cy1) = (cell(x0 - MARGIN), cell(x1 + MARGIN), cell(y0 - MARGIN), cell(y1 + MARGIN));
-    (cx0..=cx1).flat_map(move |x| (cy0..=cy1).map(move |y| (x, y)))
+/// The pieces of `board` (but `skip`) whose bounding boxes come within `grow` of `p`'s.
+fn neighbourhood(board: &[Piece], p: &Piece, grow: f64, skip: usize) -> Vec<usize> {
+    let m = grow + super::zomega::FILTER;
+    board
+        .iter()
+        .enumerate()
+        .filter(|&(i, x)| {
+            i != skip
+                && x.bbox[0] - p.bbox[1] <= m
+                && p.bbox[0] - x.bbox[1] <= m
+                && x.bbox[2] - p.bbox[3] <= m
+                && p.bbox[2] - x.bbox[3] <= m
+        })
+        .map(|(i, _)| i)
+        .collect()
 }
 
 impl Tracker {
@@ -215,50 +204,44 @@ impl Tracker {
         &self.methods
     }
 
-    /// The pieces whose bounding boxes may meet `p`'s (a superset, sorted).
-    fn near(&self, p: &Piece) -> Vec<usize> {
-        let mut out: Vec<usize> =
-            cells(p).filter_map(|c| self.grid.get(&c)).flatten().map(|&i| usize::from(i)).collect();
-        out.sort_unstable();
-        out.dedup();
-        out
-    }
-
     /// Updates the methods after `board`'s last piece went down (`game` gives the shape
-    /// table). Returns the methods it removed. The game calls this itself; it is public for
-    /// benchmarks.
-    pub fn placed(&mut self, game: &TriGolden, board: &[Piece]) -> Vec<Method> {
+    /// table). Returns the methods it removed if `keep_removed`, else nothing. The game calls
+    /// this itself; it is public for benchmarks.
+    pub fn placed(&mut self, game: &TriGolden, board: &[Piece], keep_removed: bool) -> Vec<Method> {
         let ni = board.len() - 1;
         let n = board[ni];
         let glued = n.parent;
-        for c in cells(&n) {
-            self.grid.entry(c).or_default().push(ni as u8);
-        }
         self.pairs.push(std::sync::OnceLock::new());
         // Dead-edge reasons change only between N and the pieces near it.
         self.reasons.push([0; 4]);
-        for i in self.near(&n).into_iter().filter(|&i| i != ni) {
+        let near_n = neighbourhood(board, &n, 0.0, ni);
+        for &i in &near_n {
             let p = &board[i];
-            if !apart(p, &n) {
-                let (to_p, to_n) = (reasons_between(p, &n), reasons_between(&n, p));
-                for e in 0..4 {
-                    self.reasons[i][e] |= to_p[e];
-                    self.reasons[ni][e] |= to_n[e];
-                }
+            let (to_p, to_n) = (reasons_between(p, &n), reasons_between(&n, p));
+            for e in 0..4 {
+                self.reasons[i][e] |= to_p[e];
+                self.reasons[ni][e] |= to_n[e];
             }
         }
         let mut removed = Vec::new();
         self.methods.retain_mut(|m| {
-            let gone = glued == Some((m.place.target, m.place.edge)) || !TriGolden::clear_of(&m.piece, &n);
-            if gone {
+            let mut gone = glued == Some((m.place.target, m.place.edge));
+            if !gone && !apart(&m.piece, &n) {
+                let s = Sides::new(&m.piece, &n);
+                gone = !pair::clear(&m.piece, &n, &s);
+                if !gone {
+                    pair::contacts(ni, &n, &m.piece, &s.swapped(), &mut m.contacts);
+                }
+            }
+            if gone && keep_removed {
                 removed.push(m.clone());
-            } else if !apart(&m.piece, &n) {
-                m.contacts.extend(contacts_between(ni, &n, &m.piece));
             }
             !gone
         });
         // N's free edges, for N's opponent. Placements are ordered by target first, and N is
-        // the newest piece, so they go at the end in order.
+        // the newest piece, so they go at the end in order. Every candidate lies within
+        // `REACH` of N, so only N's wider neighbourhood can conflict with one or touch it.
+        let hood = neighbourhood(board, &n, REACH, ni);
         for e in 0..4u8 {
             if n.glued & (1 << e) != 0 {
                 continue;
@@ -268,12 +251,26 @@ impl Tracker {
                     for own in 0..4u8 {
                         let place = Place { target: ni as u8, edge: e, shape: si as u8, mirror, own };
                         let Some(piece) = game.shape_at(board, place) else { continue };
-                        // Only the pieces the index finds near the candidate can conflict or
-                        // touch; the exact tests decide.
-                        let near = self.near(&piece);
-                        if near.iter().all(|&i| TriGolden::clear_of(&piece, &board[i])) {
-                            let contacts =
-                                near.iter().flat_map(|&i| contacts_between(i, &board[i], &piece)).collect();
+                        let mut contacts = Vec::new();
+                        // Two convex pieces glued along a whole edge lie on either side of its
+                        // line: they cannot conflict, and touch only at its ends (no contact).
+                        let fits = (piece.convex && n.convex || pair::clear_of(&piece, &n))
+                            && hood.iter().all(|&i| {
+                                let x = &board[i];
+                                if apart(&piece, x) {
+                                    return true;
+                                }
+                                let s = Sides::new(&piece, x);
+                                let ok = pair::clear(&piece, x, &s);
+                                if ok {
+                                    pair::contacts(i, x, &piece, &s.swapped(), &mut contacts);
+                                }
+                                ok
+                            });
+                        if fits {
+                            if !(piece.convex && n.convex) && !apart(&piece, &n) {
+                                pair::contacts(ni, &n, &piece, &pair::Sides::new(&n, &piece), &mut contacts);
+                            }
                             self.methods.push(Method { id: self.next_id, place, piece, contacts });
                             self.next_id += 1;
                         }
@@ -292,7 +289,7 @@ impl Tracker {
             let mine = &self.methods[lo..hi];
             let compatible = |a: &Method, b: &Method| {
                 (a.place.target, a.place.edge) != (b.place.target, b.place.edge)
-                    && (TriGolden::clear_of(&a.piece, &b.piece) || TriGolden::clear_of(&b.piece, &a.piece))
+                    && pair::compatible(&a.piece, &b.piece)
             };
             let mut out = TargetPairs::default();
             for (i, a) in mine.iter().enumerate() {
@@ -305,7 +302,7 @@ impl Tracker {
                     if a.piece.owner == b.piece.owner
                         && !apart(&a.piece, &b.piece)
                         && compatible(a, b)
-                        && super::mutual_contact(&a.piece, &b.piece)
+                        && pair::mutual_contact(&a.piece, &b.piece)
                     {
                         out.double.push((b.id, a.id));
                     }
@@ -430,8 +427,8 @@ impl Links {
                 let stock = &game.stock[a.piece.owner.index()];
                 let fits = (a.place.target, a.place.edge) != (b.place.target, b.place.edge)
                     && (a.place.shape != b.place.shape || stock[usize::from(a.place.shape)] >= 2)
-                    && (TriGolden::clear_of(&a.piece, &b.piece) || TriGolden::clear_of(&b.piece, &a.piece));
-                if fits && super::mutual_contact(&a.piece, &b.piece) {
+                    && pair::compatible(&a.piece, &b.piece);
+                if fits && pair::mutual_contact(&a.piece, &b.piece) {
                     let (pts, _) = game.points_if(&[a.piece, b.piece]);
                     links.double.push((a.place, b.place, pts));
                 }

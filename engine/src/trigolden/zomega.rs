@@ -282,9 +282,13 @@ fn above(b: Pt, a: Pt) -> bool {
 /// Is `p` in the open segment (a, b)? (On the segment, not an endpoint.)
 #[inline]
 pub fn on_open_segment(p: Pt, a: Pt, b: Pt) -> bool {
-    orient(a, b, p) == Ordering::Equal
-        && dot(a, b, a, p) == Ordering::Greater
-        && dot(b, a, b, p) == Ordering::Greater
+    orient(a, b, p) == Ordering::Equal && strictly_between(p, a, b)
+}
+
+/// For `p` on the line through `a` and `b`: does it lie strictly between them?
+#[inline]
+pub fn strictly_between(p: Pt, a: Pt, b: Pt) -> bool {
+    dot(a, b, a, p) == Ordering::Greater && dot(b, a, b, p) == Ordering::Greater
 }
 
 /// Do the segments (a, b) and (c, d) properly cross: meet at one point interior to both,
@@ -300,9 +304,12 @@ pub fn proper_cross(a: Pt, b: Pt, c: Pt, d: Pt) -> bool {
 
 /// Do the segments (a, b) and (c, d) share a piece of positive length?
 pub fn collinear_overlap(a: Pt, b: Pt, c: Pt, d: Pt) -> bool {
-    if orient(a, b, c) != Ordering::Equal || orient(a, b, d) != Ordering::Equal {
-        return false;
-    }
+    orient(a, b, c) == Ordering::Equal && orient(a, b, d) == Ordering::Equal && overlap_along(a, b, c, d)
+}
+
+/// For four points on one line: do the segments (a, b) and (c, d) share a piece of positive
+/// length?
+pub fn overlap_along(a: Pt, b: Pt, c: Pt, d: Pt) -> bool {
     // Position along a → b, compared exactly.
     let cmp = |x: Pt, y: Pt| dot(a, b, y, x);
     let (c0, d0) = if cmp(c, d) == Ordering::Greater { (d, c) } else { (c, d) };
