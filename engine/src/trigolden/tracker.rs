@@ -254,7 +254,8 @@ impl Tracker {
                         let mut contacts = Vec::new();
                         // Two convex pieces glued along a whole edge lie on either side of its
                         // line: they cannot conflict, and touch only at its ends (no contact).
-                        let fits = (piece.convex && n.convex || pair::clear_of(&piece, &n))
+                        let glued_convex = piece.convex && n.convex;
+                        let fits = (glued_convex || pair::clear_of(&piece, &n))
                             && hood.iter().all(|&i| {
                                 let x = &board[i];
                                 if apart(&piece, x) {
@@ -268,7 +269,7 @@ impl Tracker {
                                 ok
                             });
                         if fits {
-                            if !(piece.convex && n.convex) && !apart(&piece, &n) {
+                            if !glued_convex && !apart(&piece, &n) {
                                 pair::contacts(ni, &n, &piece, &pair::Sides::new(&n, &piece), &mut contacts);
                             }
                             self.methods.push(Method { id: self.next_id, place, piece, contacts });
