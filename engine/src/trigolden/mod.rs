@@ -244,6 +244,12 @@ impl Piece {
         piece
     }
 
+    /// Vertex `i`'s rounded coordinates.
+    #[inline]
+    fn xy(&self, i: usize) -> [f64; 2] {
+        self.xy[i]
+    }
+
     /// Vertex `i` with its rounded coordinates, for the filtered predicates.
     #[inline]
     pub fn pt(&self, i: usize) -> Pt {
@@ -341,8 +347,8 @@ struct Contact {
 fn contacts_with(board: &[Piece], n: &Piece) -> Vec<Contact> {
     let mut out = Vec::new();
     for (qi, q) in board.iter().enumerate() {
-        if !apart(q, n) {
-            pair::contacts(qi, q, n, &pair::Sides::new(q, n), &mut out);
+        if let Some(s) = pair::meet(q, n) {
+            pair::contacts(qi, q, n, &s, &mut out);
         }
     }
     out
@@ -415,16 +421,16 @@ impl TriGolden {
         if e > 3 || k > 3 {
             return None;
         }
-        let (sv, se) = shape.oriented(p.mirror);
+        let (_, se) = shape.oriented(p.mirror);
         let (tl, td) = t.edges[e];
         if se[k].0 != tl {
             return None;
         }
         let rot = (i32::from(td) + 5 - i32::from(se[k].1)).rem_euclid(10);
-        let r = Z::omega_pow(rot);
+        let turned = shape.turned(p.mirror, rot as usize);
         let (_, q) = t.edge(e);
-        let shift = q - r * sv[k];
-        let v = sv.map(|z| r * z + shift);
+        let shift = q - turned[k];
+        let v = turned.map(|z| z + shift);
         let edges = se.map(|(l, d)| (l, ((i32::from(d) + rot) % 10) as u8));
         let mut n = Piece::new(t.owner.other(), p.shape, p.mirror, v, edges);
         n.parent = Some((p.target, p.edge));
@@ -1035,22 +1041,25 @@ fn bracing_points(
     mode: ScoringMode,
 ) -> Vec<(u8, Z, Option<Seat>, i32)> {
     let mut found: Vec<(u8, Z)> = Vec::new();
-    for (qi, q) in pieces.iter().enumerate() {
-        for j in 0..4 {
-            if q.glued & (1 << j) != 0 {
-                continue;
-            }
+    // Only pairs with a new piece in them: (Q, X) with Q or X new, each ordered pair once.
+    let mut look = |qi: usize, xi: usize| {
+        let (q, x) = (&pieces[qi], &pieces[xi]);
+        for j in (0..4).filter(|j| q.glued & (1 << j) == 0) {
             let (s, e) = q.edge_pt(j);
-            for (xi, x) in pieces.iter().enumerate() {
-                if xi == qi || (qi < first_new && xi < first_new) || apart(q, x) {
-                    continue;
-                }
-                for v in x.pts() {
-                    if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v.z)) {
-                        found.push((qi as u8, v.z));
-                    }
+            for v in x.pts() {
+                if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v.z)) {
+                    found.push((qi as u8, v.z));
                 }
             }
+        }
+    };
+    for ni in first_new..pieces.len() {
+        for oi in 0..pieces.len() {
+            if oi == ni || (oi >= first_new && oi > ni) || pair::strictly_apart(&pieces[ni], &pieces[oi]) {
+                continue; // itself, a later new piece (its turn comes), or no common point
+            }
+            look(ni, oi);
+            look(oi, ni);
         }
     }
     found

@@ -93,6 +93,9 @@ pub struct Shape {
     pub edges: [(Len, u8); 4],
     /// The mirror image (computed once): vertices and edges.
     mirrored: ([Z; 4], [(Len, u8); 4]),
+    /// `turned[mirror][r]`: the vertices (mirrored or not) turned by r·36°, computed once
+    /// because placing a piece needs them on the hot path.
+    turned: [[[Z; 4]; 10]; 2],
 }
 
 impl Shape {
@@ -101,7 +104,18 @@ impl Shape {
         // counter-clockwise.
         let v: [Z; 4] = std::array::from_fn(|i| vertices[(4 - i) % 4].conj());
         let e = std::array::from_fn(|i| edge_of(v[(i + 1) % 4] - v[i]).expect("mirrors keep edges"));
-        Shape { name, count, vertices, edges, mirrored: (v, e) }
+        let turned = [vertices, v].map(|vs| {
+            std::array::from_fn(|r| {
+                let w = Z::omega_pow(r as i32);
+                vs.map(|z| w * z)
+            })
+        });
+        Shape { name, count, vertices, edges, mirrored: (v, e), turned }
+    }
+
+    /// The vertices, mirrored or not, turned by `r`·36° (r < 10) about the first vertex.
+    pub fn turned(&self, mirror: bool, r: usize) -> &[Z; 4] {
+        &self.turned[usize::from(mirror)][r]
     }
 
     /// The vertices and edges of the shape, mirrored (in the real axis) or not, counter-

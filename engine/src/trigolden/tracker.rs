@@ -13,7 +13,7 @@
 //! read. [`super::TriGolden::singles_brute`] is the full recompute the tracker is tested
 //! against.
 
-use super::pair::{self, Sides};
+use super::pair;
 use super::shapes::Len;
 use super::zomega::on_open_segment;
 use super::{Contact, Piece, Place, TriGolden, apart};
@@ -226,8 +226,7 @@ impl Tracker {
         let mut removed = Vec::new();
         self.methods.retain_mut(|m| {
             let mut gone = glued == Some((m.place.target, m.place.edge));
-            if !gone && !apart(&m.piece, &n) {
-                let s = Sides::new(&m.piece, &n);
+            if !gone && let Some(s) = pair::meet(&m.piece, &n) {
                 gone = !pair::clear(&m.piece, &n, &s);
                 if !gone {
                     pair::contacts(ni, &n, &m.piece, &s.swapped(), &mut m.contacts);
@@ -258,10 +257,7 @@ impl Tracker {
                         let fits = (glued_convex || pair::clear_of(&piece, &n))
                             && hood.iter().all(|&i| {
                                 let x = &board[i];
-                                if apart(&piece, x) {
-                                    return true;
-                                }
-                                let s = Sides::new(&piece, x);
+                                let Some(s) = pair::meet(&piece, x) else { return true };
                                 let ok = pair::clear(&piece, x, &s);
                                 if ok {
                                     pair::contacts(i, x, &piece, &s.swapped(), &mut contacts);
@@ -269,8 +265,8 @@ impl Tracker {
                                 ok
                             });
                         if fits {
-                            if !glued_convex && !apart(&piece, &n) {
-                                pair::contacts(ni, &n, &piece, &pair::Sides::new(&n, &piece), &mut contacts);
+                            if !glued_convex && let Some(s) = pair::meet(&n, &piece) {
+                                pair::contacts(ni, &n, &piece, &s, &mut contacts);
                             }
                             self.methods.push(Method { id: self.next_id, place, piece, contacts });
                             self.next_id += 1;
