@@ -18,20 +18,45 @@ pub(super) struct Sides {
     of_a: [[Ordering; 4]; 4],
 }
 
-fn table(a: &Piece, b: &Piece) -> [[Ordering; 4]; 4] {
-    let (ap, bp) = (a.pts(), b.pts());
+/// The rounded cross products: `[i][j]` for `a`'s edge `i` and `b`'s vertex `j` (positive:
+/// the vertex is to the left of the edge, inside a counter-clockwise piece's half-plane).
+fn rounded(a: &Piece, b: &Piece) -> [[f64; 4]; 4] {
     std::array::from_fn(|i| {
-        let (s, e) = (ap[i], ap[(i + 1) % 4]);
-        std::array::from_fn(|j| zomega::orient(s, e, bp[j]))
+        let ([sx, sy], [ex, ey]) = (a.xy(i), a.xy((i + 1) % 4));
+        let (dx, dy) = (ex - sx, ey - sy);
+        std::array::from_fn(|j| {
+            let [px, py] = b.xy(j);
+            dx * (py - sy) - dy * (px - sx)
+        })
+    })
+}
+
+/// Does a row (one edge of a convex piece) have the whole other piece beyond it, by more than
+/// the rounding margin?
+fn separates(t: &[[f64; 4]; 4]) -> bool {
+    t.iter().any(|row| row.iter().all(|&v| v < -zomega::FILTER))
+}
+
+/// The exact orientations from the rounded ones: only values within the margin of zero are
+/// worked out exactly.
+fn exact(a: &Piece, b: &Piece, t: &[[f64; 4]; 4]) -> [[Ordering; 4]; 4] {
+    std::array::from_fn(|i| {
+        std::array::from_fn(|j| {
+            let v = t[i][j];
+            if v > zomega::FILTER {
+                Greater
+            } else if v < -zomega::FILTER {
+                Ordering::Less
+            } else {
+                let (s, e, p) = (a.v[i], a.v[(i + 1) % 4], b.v[j]);
+                // A shared vertex (glued neighbours have two) is on the line: no arithmetic.
+                if p == s || p == e { Equal } else { zomega::orient_exact(s, e, p) }
+            }
+        })
     })
 }
 
 impl Sides {
-    /// The table of `a` against `b`.
-    pub(super) fn new(a: &Piece, b: &Piece) -> Sides {
-        Sides { of_b: table(a, b), of_a: table(b, a) }
-    }
-
     /// The same table read from `b`'s side.
     pub(super) fn swapped(&self) -> Sides {
         Sides { of_b: self.of_a, of_a: self.of_b }
@@ -80,33 +105,30 @@ pub(super) fn clear(n: &Piece, x: &Piece, s: &Sides) -> bool {
     true
 }
 
-/// Do `a` and `b` lie strictly apart: bounding boxes apart, or one edge's line with the whole
-/// other piece beyond it by more than the rounding margin? Then they share no point: no
-/// conflict, no contact. `false` says only "maybe not" (the table decides).
+/// The table of `a` against `b`, unless they lie strictly apart (`None`: bounding boxes
+/// apart, or one convex piece's edge line with the whole other piece beyond it by more than
+/// the rounding margin). Strictly apart pieces share no point: no conflict, no contact.
 ///
-/// Most pairs near each other are like this, and the test is a few multiplications: for a
-/// convex piece one of its own edges usually separates it from a neighbour.
-pub(super) fn strictly_apart(a: &Piece, b: &Piece) -> bool {
+/// The rounded products are worked out once, for the separation test and the table both;
+/// only values within the margin of zero go to the exact test.
+pub(super) fn meet(a: &Piece, b: &Piece) -> Option<Sides> {
     if apart(a, b) {
-        return true;
+        return None;
     }
-    let beyond = |x: &Piece, y: &Piece| {
-        (0..4).any(|i| {
-            let ([sx, sy], [ex, ey]) = (x.xy(i), x.xy((i + 1) % 4));
-            let (dx, dy) = (ex - sx, ey - sy);
-            (0..4).all(|j| {
-                let [px, py] = y.xy(j);
-                dx * (py - sy) - dy * (px - sx) < -zomega::FILTER
-            })
-        })
-    };
-    (a.convex && beyond(a, b)) || (b.convex && beyond(b, a))
+    let tb = rounded(a, b);
+    if a.convex && separates(&tb) {
+        return None;
+    }
+    let ta = rounded(b, a);
+    if b.convex && separates(&ta) {
+        return None;
+    }
+    Some(Sides { of_b: exact(a, b, &tb), of_a: exact(b, a, &ta) })
 }
 
-/// The table of `a` against `b`, unless they are strictly apart (`None`: no conflict, no
-/// contact).
-pub(super) fn meet(a: &Piece, b: &Piece) -> Option<Sides> {
-    (!strictly_apart(a, b)).then(|| Sides::new(a, b))
+/// Do `a` and `b` lie strictly apart (see [`meet`])?
+pub(super) fn strictly_apart(a: &Piece, b: &Piece) -> bool {
+    meet(a, b).is_none()
 }
 
 /// [`clear`] from scratch.
