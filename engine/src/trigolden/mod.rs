@@ -847,7 +847,16 @@ impl Game for TriGolden {
         }
         let stock = &self.stock[seat.index()];
         for (i, a) in singles.iter().enumerate() {
-            if singles.iter().enumerate().any(|(j, b)| j != i && self.pair_ok(a, b, stock)) {
+            // Partners on the same target piece first: they need no bracing, so most clicks
+            // find one there. Singles are grouped by target.
+            let t = a.place.target;
+            let lo = singles.partition_point(|m| m.place.target < t);
+            let hi = singles.partition_point(|m| m.place.target <= t);
+            let partner = |(j, b): (usize, &&Method)| j != i && self.pair_ok(a, b, stock);
+            let found = singles[lo..hi].iter().enumerate().map(|(j, b)| (j + lo, b)).any(partner)
+                || singles[..lo].iter().enumerate().any(partner)
+                || singles[hi..].iter().enumerate().map(|(j, b)| (j + hi, b)).any(partner);
+            if found {
                 out.push(Action::Place(a.place));
             }
         }
