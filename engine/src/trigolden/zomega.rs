@@ -7,7 +7,12 @@
 //! - `Im = sin36° · (b + (c + d)·φ)`
 //!
 //! so every sign is the sign of some `p + qφ` with integers, decided by [`sign_phi`] with
-//! integer arithmetic only. Floating point appears only in [`Z::to_f64`], for drawing.
+//! integer arithmetic only.
+//!
+//! The geometric predicates work on [`Pt`]s (a point and its rounded coordinates) and are
+//! filtered: the sign of the rounded value is taken where it lies beyond [`FILTER`], which
+//! is proven far above its rounding error, and the exact test decides the rest (true zeros,
+//! mostly). Rule decisions therefore stay exact, at the speed of two multiplications.
 
 use std::cmp::Ordering;
 use std::fmt;
