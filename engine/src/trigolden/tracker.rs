@@ -181,9 +181,9 @@ struct TargetPairs {
 /// with N, so it lies within N's bounding box grown by this much.
 const REACH: f64 = 6.5;
 
-/// The pieces of `board` (but `skip`) whose bounding boxes come within `grow` of `p`'s.
-fn neighbourhood(board: &[Piece], p: &Piece, grow: f64, skip: usize) -> Vec<usize> {
-    let m = grow + super::zomega::FILTER;
+/// The pieces of `board` (but `skip`) whose bounding boxes come within `REACH` of `p`'s.
+fn neighbourhood(board: &[Piece], p: &Piece, skip: usize) -> Vec<usize> {
+    let m = REACH + super::zomega::FILTER;
     board
         .iter()
         .enumerate()
@@ -214,8 +214,11 @@ impl Tracker {
         self.pairs.push(std::sync::OnceLock::new());
         // Dead-edge reasons change only between N and the pieces near it.
         self.reasons.push([0; 4]);
-        let near_n = neighbourhood(board, &n, 0.0, ni);
-        for &i in &near_n {
+        // Every candidate placement on N lies within `REACH` of N, so only N's wider
+        // neighbourhood can conflict with one or touch it; the pieces that touch N itself
+        // are among them too.
+        let hood = neighbourhood(board, &n, ni);
+        for &i in hood.iter().filter(|&&i| !apart(&board[i], &n)) {
             let p = &board[i];
             let (to_p, to_n) = (reasons_between(p, &n), reasons_between(&n, p));
             for e in 0..4 {
@@ -238,9 +241,7 @@ impl Tracker {
             !gone
         });
         // N's free edges, for N's opponent. Placements are ordered by target first, and N is
-        // the newest piece, so they go at the end in order. Every candidate lies within
-        // `REACH` of N, so only N's wider neighbourhood can conflict with one or touch it.
-        let hood = neighbourhood(board, &n, REACH, ni);
+        // the newest piece, so they go at the end in order.
         for e in 0..4u8 {
             if n.glued & (1 << e) != 0 {
                 continue;

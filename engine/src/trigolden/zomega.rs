@@ -390,20 +390,6 @@ pub fn interiors_overlap(p: &[Pt], q: &[Pt]) -> bool {
     boundary_enters(p, q) || boundary_enters(q, p)
 }
 
-/// [`interiors_overlap`] for two convex counter-clockwise polygons, faster: their interiors
-/// are disjoint exactly when the line of some edge has the whole other polygon on its outer
-/// side (the line itself included).
-pub fn convex_interiors_overlap(p: &[Pt], q: &[Pt]) -> bool {
-    let separates = |a: &[Pt], b: &[Pt]| {
-        let n = a.len();
-        (0..n).any(|i| {
-            let (s, e) = (a[i], a[(i + 1) % n]);
-            b.iter().all(|&v| orient(s, e, v) != Ordering::Greater)
-        })
-    };
-    !(separates(p, q) || separates(q, p))
-}
-
 fn boundary_enters(p: &[Pt], q: &[Pt]) -> bool {
     let (n, m) = (p.len(), q.len());
     let q2: Vec<Pt> = q.iter().map(|z| z.twice()).collect();
@@ -479,9 +465,6 @@ mod tests {
     }
     fn interiors_overlap(p: &[Z], q: &[Z]) -> bool {
         super::interiors_overlap(&pts(p), &pts(q))
-    }
-    fn convex_interiors_overlap(p: &[Z], q: &[Z]) -> bool {
-        super::convex_interiors_overlap(&pts(p), &pts(q))
     }
     fn locate(p: Z, poly: &[Z]) -> Inside {
         super::locate(p.into(), &pts(poly))
@@ -641,11 +624,6 @@ mod tests {
         assert!(!interiors_overlap(&concave, &notch) && !interiors_overlap(&notch, &concave));
         assert!(interiors_overlap(&concave, &hull) && interiors_overlap(&notch, &hull));
         assert!(interiors_overlap(&concave, &concave));
-        // The convex test agrees with the general one on convex cases.
-        for (x, y) in [(&a, &a), (&a, &sq(1)), (&a, &sq(2)), (&a, &big), (&big, &half), (&hull, &hull)] {
-            assert_eq!(convex_interiors_overlap(x, y), interiors_overlap(x, y));
-            assert_eq!(convex_interiors_overlap(y, x), interiors_overlap(y, x));
-        }
         assert_eq!(locate(Z::new(1, 0, 0, 0), &a), Inside::Boundary(1), "a vertex: the edge leaving it");
         assert_eq!(locate(Z::new(1, 0, 0, 0), &big), Inside::Boundary(0));
         assert_eq!(
