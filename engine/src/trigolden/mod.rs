@@ -165,26 +165,10 @@ pub struct Piece {
     xy: [[f64; 2]; 4],
 }
 
-impl PartialEq for Piece {
-    fn eq(&self, o: &Piece) -> bool {
-        (
-            self.owner,
-            self.shape,
-            self.mirror,
-            self.v,
-            self.edges,
-            self.parent,
-            self.own,
-            self.depth,
-            self.glued,
-        ) == (o.owner, o.shape, o.mirror, o.v, o.edges, o.parent, o.own, o.depth, o.glued)
-    }
-}
-
-impl Eq for Piece {}
-
-impl std::hash::Hash for Piece {
-    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+impl Piece {
+    /// The exact fields, which equality and hashing cover.
+    #[allow(clippy::type_complexity)]
+    fn key(&self) -> (Seat, u8, bool, [Z; 4], [(Len, u8); 4], Option<(u8, u8)>, u8, u8, u8) {
         (
             self.owner,
             self.shape,
@@ -196,7 +180,20 @@ impl std::hash::Hash for Piece {
             self.depth,
             self.glued,
         )
-            .hash(h);
+    }
+}
+
+impl PartialEq for Piece {
+    fn eq(&self, o: &Piece) -> bool {
+        self.key() == o.key()
+    }
+}
+
+impl Eq for Piece {}
+
+impl std::hash::Hash for Piece {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.key().hash(h);
     }
 }
 
