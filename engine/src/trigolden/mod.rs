@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use crate::game::{ActionParseError, Actor, DecodeError, Game, Outcome, Seat};
 use shapes::{Len, ShapeTable};
 use tracker::{Method, Tracker};
-use zomega::{Pt, Z, on_open_segment};
+use zomega::{Pt, Z};
 
 /// Who scores a bracing structure **[decision]**.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -59,6 +59,16 @@ impl ScoringMode {
         [ScoringMode::Bracer, ScoringMode::Trigolden, ScoringMode::SameOwner]
             .into_iter()
             .find(|m| m.code() == c)
+    }
+
+    /// Who scores a bracing structure whose bracing piece `bracer` owns, on a TriGolden piece
+    /// `trigolden` owns (nobody, under `SameOwner`, when they differ).
+    fn scorer(self, bracer: Seat, trigolden: Seat) -> Option<Seat> {
+        match self {
+            ScoringMode::Bracer => Some(bracer),
+            ScoringMode::Trigolden => Some(trigolden),
+            ScoringMode::SameOwner => (bracer == trigolden).then_some(bracer),
+        }
     }
 }
 
@@ -262,12 +272,6 @@ impl Piece {
     /// Edge `i` as (start, end).
     pub fn edge(&self, i: usize) -> (Z, Z) {
         (self.v[i], self.v[(i + 1) % 4])
-    }
-
-    /// Edge `i` as (start, end), with rounded coordinates.
-    #[inline]
-    fn edge_pt(&self, i: usize) -> (Pt, Pt) {
-        (self.pt(i), self.pt((i + 1) % 4))
     }
 }
 
@@ -683,30 +687,25 @@ impl TriGolden {
             board.push(*p);
         }
         let n = self.pieces.len();
+        let (pa, pb) = (&board[n], &board[n + 1]);
+        let mut contacts = Vec::new();
+        if let Some(s) = pair::meet(pa, pb) {
+            pair::contacts(n, pa, pb, &s, &mut contacts);
+            pair::contacts(n + 1, pb, pa, &s.swapped(), &mut contacts);
+        }
         let mut pts = [0; 2];
-        let mut seen: Vec<(usize, Z)> = Vec::new();
-        for (qi, xi) in [(n, n + 1), (n + 1, n)] {
-            let (q, x) = (&board[qi], &board[xi]);
-            for j in 0..4 {
-                if q.glued & (1 << j) != 0 {
-                    continue;
-                }
-                let (s, e) = q.edge_pt(j);
-                for v in x.pts() {
-                    if !on_open_segment(v, s, e) || seen.contains(&(qi, v.z)) {
-                        continue;
-                    }
-                    seen.push((qi, v.z));
-                    let points = tree_distance(&board, qi, xi).saturating_sub(1) as i32;
-                    let to = match self.options.scoring {
-                        ScoringMode::Bracer => Some(x.owner),
-                        ScoringMode::Trigolden => Some(q.owner),
-                        ScoringMode::SameOwner => (x.owner == q.owner).then_some(x.owner),
-                    };
-                    if let Some(s) = to {
-                        pts[s.index()] += points;
-                    }
-                }
+        let mut seen: Vec<(u8, Z)> = Vec::new();
+        for c in contacts {
+            // Each piece's vertices in the other's free edges, named by the edge's piece.
+            let Some((q, _)) = c.on_board else { continue };
+            if seen.contains(&(q, c.point)) {
+                continue;
+            }
+            seen.push((q, c.point));
+            let (qi, xi) = if usize::from(q) == n { (n, n + 1) } else { (n + 1, n) };
+            let points = tree_distance(&board, qi, xi).saturating_sub(1) as i32;
+            if let Some(s) = self.options.scoring.scorer(board[xi].owner, board[qi].owner) {
+                pts[s.index()] += points;
             }
         }
         pts
@@ -1047,25 +1046,23 @@ fn bracing_points(
     mode: ScoringMode,
 ) -> Vec<(u8, Z, Option<Seat>, i32)> {
     let mut found: Vec<(u8, Z)> = Vec::new();
-    // Only pairs with a new piece in them: (Q, X) with Q or X new, each ordered pair once.
-    let mut look = |qi: usize, xi: usize| {
-        let (q, x) = (&pieces[qi], &pieces[xi]);
-        for j in (0..4).filter(|j| q.glued & (1 << j) == 0) {
-            let (s, e) = q.edge_pt(j);
-            for v in x.pts() {
-                if on_open_segment(v, s, e) && !found.contains(&(qi as u8, v.z)) {
-                    found.push((qi as u8, v.z));
+    let mut contacts = Vec::new();
+    // Only pairs with a new piece in them, each once: a later new piece's pairs come with it.
+    for ni in first_new..pieces.len() {
+        for oi in (0..pieces.len()).filter(|&oi| oi != ni && (oi < first_new || oi < ni)) {
+            let (n, o) = (&pieces[ni], &pieces[oi]);
+            let Some(s) = pair::meet(n, o) else { continue };
+            // Each piece's vertices in the other's free edges, named by the edge's piece.
+            contacts.clear();
+            pair::contacts(ni, n, o, &s, &mut contacts);
+            pair::contacts(oi, o, n, &s.swapped(), &mut contacts);
+            for c in &contacts {
+                if let Some((q, _)) = c.on_board
+                    && !found.contains(&(q, c.point))
+                {
+                    found.push((q, c.point));
                 }
             }
-        }
-    };
-    for ni in first_new..pieces.len() {
-        for oi in 0..pieces.len() {
-            if oi == ni || (oi >= first_new && oi > ni) || pair::strictly_apart(&pieces[ni], &pieces[oi]) {
-                continue; // itself, a later new piece (its turn comes), or no common point
-            }
-            look(ni, oi);
-            look(oi, ni);
         }
     }
     found
@@ -1079,12 +1076,7 @@ fn bracing_points(
                 .expect("a piece has this vertex");
             let points = tree_distance(pieces, q, bracer).saturating_sub(1) as i32;
             let (po, qo) = (pieces[bracer].owner, pieces[q].owner);
-            let to = match mode {
-                ScoringMode::Bracer => Some(po),
-                ScoringMode::Trigolden => Some(qo),
-                ScoringMode::SameOwner => (po == qo).then_some(po),
-            };
-            (qi, v, to, points)
+            (qi, v, mode.scorer(po, qo), points)
         })
         .collect()
 }

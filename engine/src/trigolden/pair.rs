@@ -126,11 +126,6 @@ pub(super) fn meet(a: &Piece, b: &Piece) -> Option<Sides> {
     Some(Sides { of_b: exact(a, b, &tb), of_a: exact(b, a, &ta) })
 }
 
-/// Do `a` and `b` lie strictly apart (see [`meet`])?
-pub(super) fn strictly_apart(a: &Piece, b: &Piece) -> bool {
-    meet(a, b).is_none()
-}
-
 /// [`clear`] from scratch.
 pub(super) fn clear_of(n: &Piece, x: &Piece) -> bool {
     meet(n, x).is_none_or(|s| clear(n, x, &s))
