@@ -1,8 +1,11 @@
 //! TriGolden benchmarks: one placement's incremental tracker update against the full
 //! recompute on boards of 10, 20, 40 and 54 pieces; legal-turn enumeration in the middle game;
 //! random games; MCTS simulations; the exact sign tests (expanded against the full Z[ω]
-//! product they replace). Run: `cargo bench -p zeroplay-engine --bench trigolden`.
+//! product they replace); and, printed once before the timings, heap allocations (and reallocations)
+//! per placement (`stats_alloc` wraps the system allocator). Run: `cargo bench -p
+//! zeroplay-engine --bench trigolden`.
 
+use std::alloc::System;
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
@@ -10,6 +13,38 @@ use engine::eval::Rollout;
 use engine::game::Game;
 use engine::mcts::{Budget, Mcts, MctsConfig};
 use engine::trigolden::{Options, TriGolden};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Prints the heap allocations of whole random games (fast playout), per placement, and of
+/// one state copy in the middle game.
+fn allocations() {
+    let start = TriGolden::new_game(&Options::default());
+    let mut rng = engine::rng_from_seed(9);
+    let (mut allocs, mut pieces) = (0u64, 0usize);
+    for _ in 0..50 {
+        let mut s = start.clone();
+        let region = Region::new(GLOBAL);
+        s.random_playout(&mut rng);
+        let c = region.change();
+        allocs += (c.allocations + c.reallocations) as u64;
+        pieces += s.pieces().len();
+    }
+    let mid = full_game().into_iter().find(|s| s.pieces().len() >= 21 && s.at_turn_start()).expect("reached");
+    let region = Region::new(GLOBAL);
+    black_box(mid.clone());
+    let c = region.change();
+    let clone = c.allocations + c.reallocations;
+    println!(
+        "allocations: {:.1} per placement in random games (50 games, {pieces} placements); \
+         {clone} per state copy in the middle game ({} pieces, {} methods)",
+        allocs as f64 / pieces as f64,
+        mid.pieces().len(),
+        mid.tracker().methods().len()
+    );
+}
 
 /// The states of a random game that places every piece (seeds are tried in order until one
 /// does), one per action.
@@ -32,6 +67,7 @@ fn full_game() -> Vec<TriGolden> {
 }
 
 fn placement(c: &mut Criterion) {
+    allocations();
     let states = full_game();
     let mut g = c.benchmark_group("trigolden_placement");
     for n in [10usize, 20, 40, 53] {
