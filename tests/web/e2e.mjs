@@ -40,9 +40,11 @@ try {
     const v = await view();
     if (v.outcome) break;
     if (clicks++ > 400) fail('the game did not end');
-    // A piece to choose (after a square), else a highlighted square.
-    const piece = await page.$('#palette button[data-action]');
-    const target = piece || await page.$('#board rect.sq.legal');
+    // A piece to choose (after a square), else a highlighted square. Locators, not element
+    // handles: a click re-finds its element if the page redraws in between.
+    const piece = page.locator('#palette button[data-action]').first();
+    const square = page.locator('#board rect.sq.legal').first();
+    const target = (await piece.count()) ? piece : (await square.count()) ? square : null;
     if (!target) fail('nothing to click at ply ' + v.ply);
     await target.click();
     await idle();
