@@ -917,6 +917,38 @@ fn the_user_ais_second_player_plays_a_random_last_piece_when_nothing_scores() {
 }
 
 #[test]
+fn the_user_ais_search_chooses_only_among_safe_turns_whenever_one_exists() {
+    // The safe-turn property over every turn start of a dozen random games: the search's
+    // root plans (the tree's, or the fallbacks where the file would refuse to move) all leave
+    // the opponent a way on, unless no legal turn does. A turn the agent plays is a root plan
+    // (the next test plays whole turns, fewer because each runs a search).
+    use super::user::{UserAgent, apply};
+    let (mut positions, mut fallbacks, mut forced) = (0, 0, 0);
+    for g in turn_starts(100..112, 1) {
+        let me = g.mover();
+        let (plans, fallback) = UserAgent::root_plans(&g);
+        assert!(!plans.is_empty(), "a position where the game goes on has root plans");
+        positions += 1;
+        fallbacks += usize::from(fallback);
+        let loses = |s: &TriGolden| s.outcome().is_some_and(|o| o.decisive == Some(me.other()));
+        let all_safe = plans.iter().all(|p| apply(&g, p).is_some_and(|c| !loses(&c)));
+        if !all_safe {
+            // Only where every legal turn loses.
+            assert!(
+                g.legal_turns().iter().all(|t| loses(&after_turn(&g, t))),
+                "turn {}: an unsafe root plan where a safe turn exists",
+                g.turns_played()
+            );
+            forced += 1;
+        }
+    }
+    eprintln!(
+        "safe root plans at {positions} turn starts ({fallbacks} fallbacks, {forced} with no safe turn)"
+    );
+    assert!(positions >= 200, "{positions}");
+}
+
+#[test]
 fn the_user_ai_keeps_the_obligation_whenever_some_turn_does_and_repeats_itself_per_seed() {
     use crate::agent::AgentSpec;
     // One simulation a turn: each rollout plays the AI's own plans to the end, which is the

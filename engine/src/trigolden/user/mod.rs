@@ -55,6 +55,16 @@
 //! - Progress [`ai-mcts-progress`] goes through the search's progress callback every 8
 //!   simulations: simulations (the file's "nodes"), tree nodes, depth in turns, elapsed time,
 //!   the most visited plan's first click and its win rate (as `2·rate − 1`).
+//!
+//! **Tests.** Hand-worked positions for each candidate rule are rule fixtures
+//! (`engine/tests/fixtures/trigolden.toml`, the `user` tables); the safe-turn property and
+//! determinism per seed are unit tests (`trigolden/tests.rs`). There is no differential test
+//! against the JavaScript under node: the file is a patch to a 201.7 KB page that is not in
+//! it, and its plan functions call that page's geometry and rules (`isValidGhost`,
+//! `shapesOverlap`, `pointOnOpenSegment`, `segmentsPerfectlyMatch`, `actionCheck`,
+//! `getTreeDistance`, `attachByEdge`, …) and globals (`pieces`, `tempPieces`, the shapes and
+//! stocks). A harness would have to write those itself, so the test would compare the
+//! engine with a second implementation of the rules of our own, not with the user's code.
 
 use std::time::{Duration, Instant};
 
@@ -333,6 +343,14 @@ impl UserAgent {
             .collect()
     }
 
+    /// The plans the search chooses among at a turn start (past the opening): [`mcts_plans`],
+    /// or where the file would refuse to move, the fallbacks (the second value true).
+    pub fn root_plans(state: &TriGolden) -> (Vec<Plan>, bool) {
+        let raw = raw_turn_choices(state);
+        let plans = filter_raw(state, &raw);
+        if plans.is_empty() { (Self::fallback_plans(state, raw), true) } else { (plans, false) }
+    }
+
     /// Mid-turn without a plan: the legal second piece that gains the most, safe ones first.
     fn second_piece(state: &TriGolden) -> Action {
         let me = state.mover();
@@ -388,15 +406,11 @@ impl Agent<TriGolden> for UserAgent {
         let plan = match plan {
             Some(p) => p,
             None => {
-                let raw = raw_turn_choices(state);
+                let (mut plans, fallback) = Self::root_plans(state);
                 // The clock starts once the board's statistics are done, as in the file (a
                 // minimax that gave up has used its share).
                 let start = if tried_minimax { turn_start } else { Instant::now() };
-                let mut plans = filter_raw(state, &raw);
-                if plans.is_empty() {
-                    self.fallbacks += 1;
-                    plans = Self::fallback_plans(state, raw);
-                }
+                self.fallbacks += u64::from(fallback);
                 assert!(!plans.is_empty(), "a position where the game goes on has a legal turn");
                 if plans.len() == 1 {
                     plans.pop().expect("one plan")
