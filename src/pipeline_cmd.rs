@@ -124,7 +124,7 @@ fn token() -> String {
 }
 
 /// The trainer of game `G` on its own thread, gating through the coordinator at `url`.
-fn spawn_trainer<G: engine::Features>(
+fn spawn_trainer<G: engine::Features + engine::agent::GameAgents>(
     thread: std::thread::Builder,
     handle: &tokio::runtime::Handle,
     url: Option<String>,

@@ -17,7 +17,7 @@ use crate::config::load;
 
 /// The trainer's gatekeeper: gating by the coordinator on its workers, or (without a
 /// coordinator) in the trainer's own process.
-pub fn gatekeeper<G: Features>(
+pub fn gatekeeper<G: Features + engine::agent::GameAgents>(
     rt: tokio::runtime::Handle,
     coordinator: Option<String>,
     token: String,
@@ -37,7 +37,7 @@ pub fn gatekeeper<G: Features>(
 /// Local gating, nothing published.
 struct Local<G>(std::marker::PhantomData<fn() -> G>);
 
-impl<G: Features> Gatekeeper for Local<G> {
+impl<G: Features + engine::agent::GameAgents> Gatekeeper for Local<G> {
     fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
         let mut publish = |_: &[u8]| Ok(0);
         LocalGate::<G> { options: Default::default(), publish: &mut publish }.gate(c, progress)
@@ -87,7 +87,7 @@ impl Gatekeeper for CoordinatorGate {
                     reason: st.reason.clone(),
                 },
                 opponent: if st.opponent_version == 0 {
-                    OpponentRef::Rollout
+                    OpponentRef::UserAi
                 } else {
                     OpponentRef::Version(st.opponent_version)
                 },
@@ -158,7 +158,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     Ok(())
 }
 
-fn train_game<G: Features>(
+fn train_game<G: Features + engine::agent::GameAgents>(
     cfg: &PipelineConfig,
     device: &burn::prelude::Device,
     rt: &tokio::runtime::Handle,

@@ -181,6 +181,14 @@ pub trait GameAgents: Game {
         let _ = (spec, name);
         None
     }
+
+    /// The game's own user AI at `sims` simulations a turn, the first candidate's opponent in
+    /// gating (opponent version 0), or `None` where the user's AI is MCTS with the rollout
+    /// evaluator (Battle Number, Banqi), which gating builds itself.
+    fn user_ai(sims: u64) -> Option<Box<dyn Agent<Self>>> {
+        let _ = sims;
+        None
+    }
 }
 
 impl GameAgents for crate::battlenumber::BattleNumber {}

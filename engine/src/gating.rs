@@ -66,6 +66,11 @@ pub struct GateSettings {
     pub beta: f64,
     /// MCTS simulations per turn for both sides.
     pub sims: u64,
+    /// The first candidate's opponent, while no model is promoted. 0: the user's AI as MCTS
+    /// with the rollout evaluator at `sims` (what the workers play before a network). N > 0:
+    /// the game's own user AI at N simulations a turn where it has one (TriGolden's
+    /// `trigolden-user`, so only a network that beats it is promoted), else the former.
+    pub baseline_sims: u64,
     /// Random opening length in atomic actions (each match starts from its own opening).
     pub opening_plies: u32,
     /// How both networks value their leaves (`[gate.leaf]`); the evaluator is always the
@@ -87,6 +92,7 @@ impl Default for GateSettings {
             alpha: 0.05,
             beta: 0.05,
             sims: 64,
+            baseline_sims: 0,
             opening_plies: 6,
             leaf: LeafSettings::served(),
             seed: 7,
@@ -120,6 +126,9 @@ impl GateSettings {
         if self.sims == 0 || self.sims > MAX_SIMS {
             return Err(format!("gate.sims must be in 1..={MAX_SIMS}"));
         }
+        if self.baseline_sims > MAX_SIMS {
+            return Err(format!("gate.baseline_sims must be in 0..={MAX_SIMS}"));
+        }
         if self.opening_plies > 200 {
             return Err("gate.opening_plies must be at most 200".into());
         }
@@ -128,6 +137,12 @@ impl GateSettings {
             return Err("gate.leaf.evaluator must be \"net\": gating measures networks".into());
         }
         Ok(())
+    }
+
+    /// The game's own user AI's simulations per turn as the first candidate's opponent, if
+    /// it plays that role ([`GateSettings::baseline_sims`]).
+    pub fn own_user_ai_sims(&self) -> Option<u64> {
+        (self.baseline_sims > 0).then_some(self.baseline_sims)
     }
 
     /// Decides from the per-match points so far (candidate's view: 1 won, ½ drawn, 0 lost):

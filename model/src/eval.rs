@@ -166,6 +166,20 @@ pub fn gate_agent<G: Features>(
     engine::agent::MctsAgent::new(spec, leaf, name.into())
 }
 
+/// The first candidate's opponent in gating (opponent version 0, no model promoted yet): with
+/// `s.baseline_sims` > 0 the game's own user AI at that many simulations a turn where it has
+/// one (TriGolden's `trigolden-user`); otherwise the user's AI as MCTS over the rollout
+/// evaluator at `s.sims` ([`gate_agent`] over [`gate_leaf`] without a model). The trainer's
+/// gating and the workers' evaluation matches both play it.
+pub fn gate_user_ai<G: Features + engine::agent::GameAgents>(
+    s: &engine::gating::GateSettings,
+    name: &str,
+) -> Box<dyn engine::agent::Agent<G>> {
+    s.own_user_ai_sims()
+        .and_then(G::user_ai)
+        .unwrap_or_else(|| Box::new(gate_agent(gate_leaf::<G>(None, s), s, name)))
+}
+
 /// Fills `leaves` from network outputs: value (turned to the first seat's view) and the
 /// priors of the legal actions (softmax over their logits; uniform without a policy head).
 fn fill<G: Features>(leaves: &mut [Leaf<G>], out: &Outputs, policy_len: usize, u: UtilitySettings) {

@@ -18,7 +18,7 @@ pub mod eval;
 pub mod file;
 pub mod net;
 
-pub use eval::{Batcher, ModelSlot, NetEvaluator, NetSource, gate_agent, gate_leaf, net_leaf};
+pub use eval::{Batcher, ModelSlot, NetEvaluator, NetSource, gate_agent, gate_leaf, gate_user_ai, net_leaf};
 pub use file::{Model, ModelError, ModelInfo, ModelMeta, check, load, read_meta, sha256_hex, to_bytes};
 pub use net::{NetConfig, ValueNet};
 

@@ -90,6 +90,7 @@ pub fn gate_to_proto(s: &GateSettings) -> pb::GateSettings {
         alpha: s.alpha,
         beta: s.beta,
         sims: s.sims,
+        baseline_sims: s.baseline_sims,
         opening_plies: s.opening_plies,
         seed: s.seed,
         leaf: Some(leaf_to_proto(&s.leaf)),
@@ -112,6 +113,7 @@ pub fn gate_from_proto(p: &pb::GateSettings) -> Result<GateSettings, String> {
         alpha: p.alpha,
         beta: p.beta,
         sims: p.sims,
+        baseline_sims: p.baseline_sims,
         opening_plies: p.opening_plies,
         leaf: leaf_from_proto(p.leaf.as_ref()).map_err(|e| format!("gate.{e}"))?,
         seed: p.seed,
@@ -132,6 +134,7 @@ pub fn evaluation_match(
         candidate_version,
         opponent_version,
         sims: s.sims,
+        baseline_sims: s.baseline_sims,
         match_index,
         leaf: Some(leaf_to_proto(&s.leaf)),
     }
@@ -142,7 +145,12 @@ pub fn evaluation_match(
 /// # Errors
 /// Simulations out of range, or a bad leaf recipe.
 pub fn evaluation_from_proto(p: &pb::EvaluationMatch) -> Result<GateSettings, String> {
-    let s = GateSettings { sims: p.sims, leaf: leaf_from_proto(p.leaf.as_ref())?, ..GateSettings::default() };
+    let s = GateSettings {
+        sims: p.sims,
+        baseline_sims: p.baseline_sims,
+        leaf: leaf_from_proto(p.leaf.as_ref())?,
+        ..GateSettings::default()
+    };
     s.validate()?;
     Ok(s)
 }
@@ -196,10 +204,12 @@ mod tests {
         let leaf = LeafSettings { lambda: 0.25, ..LeafSettings::served() };
         let sp = SelfPlaySettings::default();
         assert_eq!(selfplay_from_proto(&selfplay_to_proto(&sp, &leaf)), Ok((sp.clone(), leaf)));
-        let g = GateSettings { leaf, matches: 12, ..GateSettings::default() };
+        let g = GateSettings { leaf, matches: 12, baseline_sims: 6, ..GateSettings::default() };
         assert_eq!(gate_from_proto(&gate_to_proto(&g)), Ok(g.clone()));
         let ev = evaluation_from_proto(&evaluation_match(3, 2, 5, &g)).unwrap();
-        assert_eq!((ev.sims, ev.leaf), (g.sims, g.leaf));
+        assert_eq!((ev.sims, ev.baseline_sims, ev.leaf), (g.sims, 6, g.leaf));
+        let p = pb::GateSettings { baseline_sims: u64::MAX, ..gate_to_proto(&g) };
+        assert!(gate_from_proto(&p).unwrap_err().contains("baseline_sims"));
 
         // A message from before protocol 2 has no leaf settings.
         let old = pb::SelfPlaySettings { leaf: None, ..selfplay_to_proto(&sp, &leaf) };

@@ -4,13 +4,14 @@
 //! The rules themselves ([`GateRule`], [`GateSettings::decide`]) live in `engine::gating`,
 //! shared with the coordinator, which schedules the same matches on the workers.
 //!
-//! The first candidate, with no best model yet, plays the user's AI (rollout evaluator) at
-//! the same simulation count: a network is promoted only once it searches better than the
-//! baseline the workers used until then.
+//! The first candidate, with no best model yet, plays the user's AI ([`model::gate_user_ai`]:
+//! MCTS with the rollout evaluator at the same simulation count, or the game's own, TriGolden's
+//! `trigolden-user`): a network is promoted only once it plays better than the baseline the
+//! workers used until then.
 
 use std::sync::Arc;
 
-use engine::agent::Agent;
+use engine::agent::{Agent, GameAgents};
 use engine::arena::{play_match_from, random_opening};
 use engine::{Features, Game, derive_seed, rng_from_seed};
 use model::Model;
@@ -21,13 +22,13 @@ pub use engine::gating::{GateResult, GateRule, GateSettings, sprt_llr};
 pub enum Opponent {
     /// The current best model.
     Model(Arc<Model>),
-    /// The user's AI: MCTS with the rollout evaluator.
-    Rollout,
+    /// The user's AI ([`model::gate_user_ai`]).
+    UserAi,
 }
 
 /// Plays `candidate` against `opponent` under `s` and decides promotion. `progress` is called
 /// after every match with (matches played, candidate points so far).
-pub fn gate<G: Features>(
+pub fn gate<G: Features + GameAgents>(
     candidate: &Arc<Model>,
     opponent: &Opponent,
     options: &G::Options,
@@ -35,20 +36,18 @@ pub fn gate<G: Features>(
     progress: &mut dyn FnMut(u32, f64),
 ) -> GateResult {
     let cand_eval = model::gate_leaf::<G>(Some((**candidate).clone()), s);
-    let opp_eval = model::gate_leaf::<G>(
-        match opponent {
-            Opponent::Model(m) => Some((**m).clone()),
-            Opponent::Rollout => None,
-        },
-        s,
-    );
-    gate_agents::<G>(
-        &|| Box::new(model::gate_agent(cand_eval.clone(), s, "candidate")),
-        &|| Box::new(model::gate_agent(opp_eval.clone(), s, "opponent")),
-        options,
-        s,
-        progress,
-    )
+    let candidate = || Box::new(model::gate_agent(cand_eval.clone(), s, "candidate")) as Box<dyn Agent<G>>;
+    match opponent {
+        Opponent::Model(m) => {
+            let opp_eval = model::gate_leaf::<G>(Some((**m).clone()), s);
+            let opponent =
+                || Box::new(model::gate_agent(opp_eval.clone(), s, "opponent")) as Box<dyn Agent<G>>;
+            gate_agents::<G>(&candidate, &opponent, options, s, progress)
+        }
+        Opponent::UserAi => {
+            gate_agents::<G>(&candidate, &|| model::gate_user_ai::<G>(s, "opponent"), options, s, progress)
+        }
+    }
 }
 
 /// A fresh agent for each match.
@@ -109,5 +108,32 @@ mod tests {
         let s = GateSettings { elo1: 200.0, ..settings(GateRule::Sprt) };
         let r = gate_agents::<BattleNumber>(&strong_f, &weak_f, &Default::default(), &s, &mut |_, _| {});
         assert!(r.matches < 16, "{r:?}");
+    }
+
+    #[test]
+    fn the_first_candidate_plays_the_games_own_user_ai_where_it_has_one() {
+        use burn::prelude::Device;
+        use engine::trigolden::TriGolden;
+        let s = GateSettings { sims: 4, baseline_sims: 1, ..GateSettings::default() };
+        assert_eq!(model::gate_user_ai::<TriGolden>(&s, "opponent").name(), "trigolden-user:sims=1");
+        // 0: the rollout MCTS the workers play before a network, at `sims`.
+        let rollout = GateSettings { baseline_sims: 0, ..s.clone() };
+        assert_eq!(model::gate_user_ai::<TriGolden>(&rollout, "opponent").name(), "opponent");
+        // Battle Number's user AI is MCTS with the rollout evaluator.
+        assert_eq!(model::gate_user_ai::<BattleNumber>(&s, "opponent").name(), "opponent");
+
+        // A whole gating match of a fresh TriGolden network against it, from late openings
+        // (the user AI's simulations each play the game out).
+        let dev: Device = model::cpu();
+        let cfg = model::NetConfig::named("tiny").unwrap();
+        let net = model::ValueNet::new(&cfg, TriGolden::FEATURE_LEN, TriGolden::POLICY_LEN, &dev);
+        let meta = model::ModelMeta::for_game::<TriGolden>(cfg, 3.0, model::ModelInfo::default());
+        let bytes = model::to_bytes(&net, &meta).unwrap();
+        let candidate = Arc::new(model::load::<TriGolden>(&bytes, &dev).unwrap());
+        let s = GateSettings { matches: 1, opening_plies: 44, ..s };
+        let mut calls = 0;
+        let r =
+            gate::<TriGolden>(&candidate, &Opponent::UserAi, &Default::default(), &s, &mut |_, _| calls += 1);
+        assert_eq!((r.matches, calls), (1, 1), "{r:?}");
     }
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use burn::prelude::Device;
 use engine::Features;
+use engine::agent::GameAgents;
 use indicatif::{ProgressBar, ProgressStyle};
 use model::Model;
 use serde::{Deserialize, Serialize};
@@ -123,8 +124,8 @@ pub type Publish<'a> = dyn FnMut(&[u8]) -> Result<u64, String> + 'a;
 /// What a candidate was gated against.
 #[derive(Clone, Debug, PartialEq)]
 pub enum OpponentRef {
-    /// The user's AI (MCTS with the rollout evaluator).
-    Rollout,
+    /// The user's AI ([`model::gate_user_ai`]), the opponent while no model is promoted.
+    UserAi,
     /// This trainer's best model.
     LocalBest,
     /// The coordinator's best model, by version.
@@ -168,18 +169,18 @@ pub trait Gatekeeper {
 }
 
 /// Gating in the trainer's process: matches played here, then a promoted model published.
-pub struct LocalGate<'a, G: Features> {
+pub struct LocalGate<'a, G: Features + GameAgents> {
     /// Game options for the openings.
     pub options: G::Options,
     /// Publishes a promoted model (returns its version, 0 if not published anywhere).
     pub publish: &'a mut Publish<'a>,
 }
 
-impl<G: Features> Gatekeeper for LocalGate<'_, G> {
+impl<G: Features + GameAgents> Gatekeeper for LocalGate<'_, G> {
     fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
         let (opponent, oref) = match c.best {
             Some(m) => (Opponent::Model(m.clone()), OpponentRef::LocalBest),
-            None => (Opponent::Rollout, OpponentRef::Rollout),
+            None => (Opponent::UserAi, OpponentRef::UserAi),
         };
         let result = if c.gating {
             let max = c.settings.matches;
@@ -230,7 +231,7 @@ pub fn load_history(run_dir: &Path) -> Vec<RatingEntry> {
 ///
 /// # Errors
 /// Bad configuration, or an unwritable run directory. Bad data files are skipped, not errors.
-pub fn run<G: Features>(
+pub fn run<G: Features + GameAgents>(
     cfg: &PipelineConfig,
     device: &Device,
     gatekeeper: &mut dyn Gatekeeper,
@@ -243,7 +244,7 @@ pub fn run<G: Features>(
 ///
 /// # Errors
 /// As [`run`].
-pub fn run_observed<G: Features>(
+pub fn run_observed<G: Features + GameAgents>(
     cfg: &PipelineConfig,
     device: &Device,
     gatekeeper: &mut dyn Gatekeeper,
@@ -388,10 +389,14 @@ pub fn run_observed<G: Features>(
         let Gated { result, opponent, version } = gated.unwrap_or_else(|e| {
             warn!(round, error = %e, "gating failed; the candidate is not promoted");
             let result = GateResult::without_matches(false, format!("gating failed: {e}"));
-            Gated { result, opponent: OpponentRef::Rollout, version: 0 }
+            Gated { result, opponent: OpponentRef::UserAi, version: 0 }
         });
         let (opp_name, opp_elo) = match opponent {
-            OpponentRef::Rollout => ("rollout".to_string(), 0.0),
+            // The user's AI rates 0: its own name where the game has one, else "rollout".
+            OpponentRef::UserAi => {
+                let own = cfg.gate.own_user_ai_sims().and_then(G::user_ai);
+                (own.map_or_else(|| "rollout".to_string(), |a| a.name()), 0.0)
+            }
             OpponentRef::LocalBest => {
                 let (elo, r) = best.as_ref().map_or((0.0, 0), |b| (b.1, b.2));
                 (format!("best@round {r}"), elo)

@@ -98,7 +98,7 @@ pub(crate) fn play_evaluation(
     engine::with_game!(kind, |G| evaluation_as::<G>(state, rt, client, lease, ev))
 }
 
-pub(crate) fn evaluation_as<G: Features>(
+pub(crate) fn evaluation_as<G: Features + engine::agent::GameAgents>(
     state: &State,
     rt: &tokio::runtime::Handle,
     client: &Client,
@@ -118,9 +118,12 @@ pub(crate) fn evaluation_as<G: Features>(
         };
         Ok(model::gate_leaf::<G>(m, &s))
     };
-    // The same agents as the trainer's own gating (model::gate_agent).
+    // The same agents as the trainer's own gating (model::gate_agent, model::gate_user_ai).
     let mut a = model::gate_agent(leaf(ev.candidate_version)?, &s, "candidate");
-    let mut b = model::gate_agent(leaf(ev.opponent_version)?, &s, "opponent");
-    let m = play_match_from(&start, &mut a as &mut dyn Agent<G>, &mut b, lease.seed);
+    let mut b: Box<dyn Agent<G>> = match ev.opponent_version {
+        0 => model::gate_user_ai::<G>(&s, "opponent"),
+        v => Box::new(model::gate_agent(leaf(v)?, &s, "opponent")),
+    };
+    let m = play_match_from(&start, &mut a as &mut dyn Agent<G>, b.as_mut(), lease.seed);
     Ok((m.points_a, m.games.iter().map(|g| g.actions.len() as u32).sum()))
 }

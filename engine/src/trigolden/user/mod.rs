@@ -91,6 +91,12 @@ impl GameAgents for TriGolden {
             _ => None,
         }
     }
+
+    /// `trigolden-user` at `sims` simulations a turn (its other settings the file's).
+    fn user_ai(sims: u64) -> Option<Box<dyn Agent<TriGolden>>> {
+        let settings = UserSettings { sims: Some(sims), ..UserSettings::default() };
+        Some(Box::new(UserAgent::new(settings, format!("trigolden-user:sims={sims}"))))
+    }
 }
 
 /// The value of `state` for `root` [`mctsValue`]: `1 / (1 + e^(−diff/3))`, or 1 / 0 after a
