@@ -157,7 +157,12 @@ async fn tokens_and_roles_are_enforced() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition);
-    assert!(e.message().contains("protocol 0") && e.message().contains(&format!("protocol {}", zeroplay_proto::PROTOCOL)), "{}", e.message());
+    assert!(
+        e.message().contains("protocol 0")
+            && e.message().contains(&format!("protocol {}", zeroplay_proto::PROTOCOL)),
+        "{}",
+        e.message()
+    );
     // Unknown worker id.
     let e = worker
         .lease_positions(pb::LeaseRequest { worker_id: "ghost".into(), max_positions: 1 })
