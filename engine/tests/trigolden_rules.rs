@@ -479,20 +479,14 @@ fn find_user_ai_positions() {
                             .map(|(p, _)| Action::Place(*p).to_string())
                             .collect()
                     };
+                    // The opponent's scoring single links, and whether a plan removes one.
+                    let opp_threats = opp_singles(&g);
                     let breaks = |p: &engine::trigolden::user::Plan| {
-                        let before = opp_singles(&g);
-                        apply(&g, p).is_some_and(|c| before.iter().any(|t| !opp_singles(&c).contains(t)))
-                    };
-                    let opp_threats: Vec<String> = g
-                        .links()
-                        .single
-                        .iter()
-                        .filter(|(p, pts)| {
-                            g.pieces()[usize::from(p.target)].owner.other() == me.other()
-                                && pts[me.other().index()] > 0
+                        apply(&g, p).is_some_and(|c| {
+                            let after = opp_singles(&c);
+                            opp_threats.iter().any(|t| !after.contains(t))
                         })
-                        .map(|(p, _)| Action::Place(*p).to_string())
-                        .collect();
+                    };
                     if raw.kind == RawKind::CoLive
                         && unsafe_plans.is_empty()
                         && !opp_threats.is_empty()
