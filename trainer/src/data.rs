@@ -12,7 +12,7 @@
 //! costly (TriGolden reads its link sets, which a decoded position must first work out) are
 //! encoded once, here, instead ([`engine::Features::ENCODE_ON_LOAD`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -237,21 +237,93 @@ pub fn list_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// How many positions the window holds as a run goes on.
+///
+/// A fixed window (`min_positions == 0`) holds `max_positions`. A growing one follows
+/// KataGo's shape: all positions while the run has fewer than `c = min_positions`, then
+/// `c · (1 + β · ((N / c)^α − 1) / α)` for `N` positions produced so far (α = 0.75,
+/// β = 0.4, KataGo's defaults), never more than `max_positions`. Early positions come from
+/// weak networks; a window that grows slower than the data drops them sooner, while a late
+/// run still trains on a wide sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowSize {
+    /// The most positions held.
+    pub max_positions: usize,
+    /// `c` of the growth curve; 0: a fixed window of `max_positions`.
+    pub min_positions: usize,
+}
+
+impl WindowSize {
+    /// KataGo's exponent of the growth curve.
+    pub const ALPHA: f64 = 0.75;
+    /// KataGo's slope of the growth curve.
+    pub const BETA: f64 = 0.4;
+
+    /// A fixed window of `n` positions.
+    pub fn fixed(n: usize) -> WindowSize {
+        WindowSize { max_positions: n, min_positions: 0 }
+    }
+
+    /// The window for a run that has produced `total` positions (at least 1).
+    pub fn capacity(&self, total: u64) -> usize {
+        let max = self.max_positions.max(1);
+        if self.min_positions == 0 {
+            return max;
+        }
+        let c = self.min_positions as f64;
+        let n = total as f64;
+        let want =
+            if n <= c { c } else { c * (1.0 + Self::BETA * ((n / c).powf(Self::ALPHA) - 1.0) / Self::ALPHA) };
+        (want as usize).clamp(1, max)
+    }
+}
+
+/// Rows in a Parquet file, from its footer alone (none if it cannot be read).
+fn footer_rows(path: &Path) -> Option<u64> {
+    let file = File::open(path).ok()?;
+    let b = ParquetRecordBatchReaderBuilder::try_new(file).ok()?;
+    u64::try_from(b.metadata().file_metadata().num_rows()).ok()
+}
+
 /// A sliding window over the most recent positions.
+///
+/// Each file is read at most once: a file that falls out of the window, or that is older
+/// than a full window when first seen, is retired and never read again (so it cannot come
+/// back as "new" positions and start a round on data already trained on).
 #[derive(Debug, Default)]
 pub struct Window {
     /// Files read, oldest first, with their samples.
     files: BTreeMap<PathBuf, Vec<Sample>>,
     /// Files refused (never retried).
     pub bad_files: BTreeMap<PathBuf, String>,
-    capacity: usize,
+    /// Files dropped from the window or passed over as too old (never read again).
+    retired: BTreeSet<PathBuf>,
+    /// Rows per file seen (from the Parquet footer), for the run's total.
+    rows: BTreeMap<PathBuf, u64>,
+    size: WindowSize,
 }
 
 impl Window {
     /// An empty window of at most `capacity` positions (whole files are kept or dropped, so it
     /// may hold up to one file more).
     pub fn new(capacity: usize) -> Window {
-        Window { capacity: capacity.max(1), ..Window::default() }
+        Window::sized(WindowSize::fixed(capacity))
+    }
+
+    /// An empty window sized by `size`.
+    pub fn sized(size: WindowSize) -> Window {
+        Window { size, ..Window::default() }
+    }
+
+    /// Positions in every data file seen so far (read, retired or refused), from the files'
+    /// footers: the `N` of [`WindowSize::capacity`].
+    pub fn total_positions(&self) -> u64 {
+        self.rows.values().sum()
+    }
+
+    /// The window's capacity now.
+    pub fn capacity(&self) -> usize {
+        self.size.capacity(self.total_positions())
     }
 
     /// Reads files in `dir` not seen yet, newest first until the window is full, and drops the
@@ -262,18 +334,31 @@ impl Window {
     /// [`Window::bad_files`] instead.
     pub fn refresh<G: Features>(&mut self, dir: &Path) -> std::io::Result<usize> {
         let files = list_files(dir)?;
+        for path in &files {
+            if !self.rows.contains_key(path) {
+                let n = footer_rows(path).unwrap_or(0);
+                self.rows.insert(path.clone(), n);
+            }
+        }
+        let capacity = self.capacity();
         let mut added = 0;
-        let mut fresh = 0;
+        // Positions in files at least as new as the one looked at.
+        let mut kept = 0;
         for path in files.iter().rev() {
-            if self.files.contains_key(path) || self.bad_files.contains_key(path) {
+            if let Some(s) = self.files.get(path) {
+                kept += s.len();
                 continue;
             }
-            if fresh >= self.capacity {
-                break;
+            if self.bad_files.contains_key(path) || self.retired.contains(path) {
+                continue;
+            }
+            if kept >= capacity {
+                self.retired.insert(path.clone());
+                continue;
             }
             match read_file::<G>(path) {
                 Ok(samples) => {
-                    fresh += samples.len();
+                    kept += samples.len();
                     added += samples.len();
                     self.files.insert(path.clone(), samples);
                 }
@@ -283,13 +368,14 @@ impl Window {
                 }
             }
         }
-        while self.len() > self.capacity && self.files.len() > 1 {
+        while self.len() > capacity && self.files.len() > 1 {
             let oldest = self.files.keys().next().cloned().expect("non-empty");
             let n = self.files[&oldest].len();
-            if self.len() - n < self.capacity {
+            if self.len() - n < capacity {
                 break;
             }
             self.files.remove(&oldest);
+            self.retired.insert(oldest);
         }
         Ok(added)
     }
@@ -314,5 +400,27 @@ impl Window {
     pub fn split(&self, validation_fraction: f64) -> (Vec<&Sample>, Vec<&Sample>) {
         let cut = (validation_fraction.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
         self.files.values().flatten().partition(|s| s.game_hash >= cut)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_growing_window_follows_katagos_curve_up_to_its_cap() {
+        let w = WindowSize { max_positions: 1_000_000, min_positions: 250_000 };
+        assert_eq!(w.capacity(0), 250_000);
+        assert_eq!(w.capacity(250_000), 250_000);
+        // 1 M positions: 250k · (1 + 0.4 · (4^0.75 − 1) / 0.75) = 493,709.
+        assert_eq!(w.capacity(1_000_000), 493_709);
+        let mut last = 0;
+        for n in (0..20).map(|i| 1u64 << i).map(|k| k * 10_000) {
+            let c = w.capacity(n);
+            assert!(c >= last && c <= 1_000_000, "{n}: {c}");
+            last = c;
+        }
+        assert_eq!(w.capacity(100_000_000), 1_000_000, "capped");
+        assert_eq!(WindowSize::fixed(7).capacity(123_456_789), 7);
     }
 }

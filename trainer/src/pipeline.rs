@@ -21,7 +21,7 @@ use model::Model;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::data::Window;
+use crate::data::{Window, WindowSize};
 use crate::gate::{GateResult, GateSettings, Opponent, gate};
 use crate::metrics::TrainerMetrics;
 use crate::train::{Losses, TrainSettings, Trainer};
@@ -36,11 +36,20 @@ pub struct PipelineConfig {
     pub data_dir: PathBuf,
     /// Directory for models, checkpoints and ratings.
     pub run_dir: PathBuf,
-    /// Positions in the training window (the most recent ones).
+    /// The most positions in the training window (the most recent ones).
     pub window_positions: usize,
+    /// The window grows with the run ([`crate::data::WindowSize`]): all positions up to this
+    /// many, then as KataGo's power law of the positions produced, up to `window_positions`.
+    /// 0: a fixed window of `window_positions`.
+    pub window_min_positions: usize,
     /// New positions needed before the next round (the first round waits for this many too).
     pub min_new_positions: usize,
-    /// Optimiser steps per round.
+    /// Training samples per new position: a round trains `new positions ×
+    /// samples_per_position / batch_size` steps (at most `steps_per_round`), so each position
+    /// is sampled about this many times while it is in the window, however fast games come.
+    /// 0: always `steps_per_round` steps.
+    pub samples_per_position: f64,
+    /// The most optimiser steps in a round (all of them when `samples_per_position` is 0).
     pub steps_per_round: u64,
     /// Stop after this many rounds (none: until stopped).
     pub max_rounds: Option<u64>,
@@ -66,7 +75,9 @@ impl Default for PipelineConfig {
             data_dir: PathBuf::from("runs/default/games"),
             run_dir: PathBuf::from("runs/default/trainer"),
             window_positions: 1_000_000,
+            window_min_positions: 250_000,
             min_new_positions: 50_000,
+            samples_per_position: 4.0,
             steps_per_round: 1000,
             max_rounds: None,
             poll_ms: 2_000,
@@ -88,7 +99,11 @@ impl PipelineConfig {
         let mut c = PipelineConfig { game, ..PipelineConfig::default() };
         if game == engine::GameKind::TriGolden {
             c.window_positions = 200_000;
+            c.window_min_positions = 50_000;
             c.min_new_positions = 3_000;
+            // 25 samples per position: the ~300 steps per 3,000 positions that run tg3 was
+            // measured with (docs/benchmarks.md); TriGolden positions are scarce.
+            c.samples_per_position = 25.0;
             c.steps_per_round = 300;
             c.gate.sims = 32;
             // A TriGolden playout costs milliseconds: gating with one per leaf would take
@@ -100,6 +115,15 @@ impl PipelineConfig {
 }
 
 impl PipelineConfig {
+    /// Optimiser steps for a round that follows `fresh` new positions.
+    pub fn round_steps(&self, fresh: usize) -> u64 {
+        if self.samples_per_position == 0.0 {
+            return self.steps_per_round;
+        }
+        let want = (fresh as f64 * self.samples_per_position / self.train.batch_size.max(1) as f64).ceil();
+        (want as u64).clamp(1, self.steps_per_round)
+    }
+
     /// Checks every field.
     ///
     /// # Errors
@@ -107,6 +131,9 @@ impl PipelineConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.window_positions == 0 || self.steps_per_round == 0 {
             return Err("window_positions and steps_per_round must be at least 1".into());
+        }
+        if !(self.samples_per_position.is_finite() && (0.0..=1000.0).contains(&self.samples_per_position)) {
+            return Err(format!("samples_per_position {} is outside [0, 1000]", self.samples_per_position));
         }
         if let Some(s) = &self.storage {
             s.validate().map_err(|e| e.to_string())?;
@@ -298,7 +325,10 @@ pub fn run_observed<G: Features + GameAgents>(
             Err(e) => warn!(error = %e, "ignoring an unreadable best model"),
         }
     }
-    let mut window = Window::new(cfg.window_positions);
+    let mut window = Window::sized(WindowSize {
+        max_positions: cfg.window_positions,
+        min_positions: cfg.window_min_positions,
+    });
     let mut round = history.iter().map(|e| e.round).max().unwrap_or(0);
     let mut waiting_for = cfg.min_new_positions;
     let mut fresh = 0usize;
@@ -326,6 +356,7 @@ pub fn run_observed<G: Features + GameAgents>(
             std::thread::sleep(Duration::from_millis(cfg.poll_ms.max(10)));
             continue;
         }
+        let steps = cfg.round_steps(fresh);
         fresh = 0;
         waiting_for = cfg.min_new_positions;
         round += 1;
@@ -335,11 +366,12 @@ pub fn run_observed<G: Features + GameAgents>(
             window = window.len(),
             files = window.file_count(),
             train = train.len(),
+            steps,
             "training round"
         );
-        let pb = bar(cfg.steps_per_round, "train");
+        let pb = bar(steps, "train");
         let t0 = Instant::now();
-        let mean: Losses = trainer.train(&train, cfg.steps_per_round, &mut |i, l| {
+        let mean: Losses = trainer.train(&train, steps, &mut |i, l| {
             pb.set_position(i);
             pb.set_prefix(format!(
                 "loss {:.3} (wdl {:.3} margin {:.3} policy {:.3})",
@@ -348,11 +380,10 @@ pub fn run_observed<G: Features + GameAgents>(
         });
         pb.finish_and_clear();
         let secs = t0.elapsed().as_secs_f64();
-        let sps =
-            (cfg.steps_per_round as f64 * cfg.train.batch_size.min(train.len()) as f64) / secs.max(1e-9);
+        let sps = (steps as f64 * cfg.train.batch_size.min(train.len()) as f64) / secs.max(1e-9);
         let vl = trainer.evaluate(&val[..val.len().min(4096)]);
-        metrics.steps.inc_by(cfg.steps_per_round);
-        metrics.samples.inc_by(cfg.steps_per_round * cfg.train.batch_size.min(train.len()) as u64);
+        metrics.steps.inc_by(steps);
+        metrics.samples.inc_by(steps * cfg.train.batch_size.min(train.len()) as u64);
         metrics.train_loss.set(f64::from(mean.total));
         metrics.validation_loss.set(f64::from(vl.total));
         metrics.samples_per_second.set(sps);

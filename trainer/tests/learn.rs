@@ -87,6 +87,39 @@ fn bad_files_are_skipped_and_the_window_keeps_up() {
 }
 
 #[test]
+fn a_file_that_left_the_window_is_never_read_again() {
+    // Runs 4-6 (docs/benchmarks.md) had 253 rounds where 80 were due: once the data outgrew the
+    // window, every poll re-read the files beyond it and counted them as new positions.
+    let dir = tempfile::tempdir().unwrap();
+    write_games(dir.path(), 8, 4);
+    let one = trainer::data::read_file::<BattleNumber>(
+        &std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).min().unwrap(),
+    )
+    .unwrap()
+    .len();
+    // Room for about two of the four files.
+    let mut w = Window::new(2 * one);
+    let first = w.refresh::<BattleNumber>(dir.path()).unwrap();
+    assert!(w.file_count() <= 3 && first < 4 * one, "{} files, {first} positions", w.file_count());
+    assert_eq!(
+        w.total_positions() as usize,
+        w.len() + (4 - w.file_count()) * one,
+        "footers count every file"
+    );
+    for _ in 0..3 {
+        assert_eq!(w.refresh::<BattleNumber>(dir.path()).unwrap(), 0, "old files came back as new");
+    }
+    // A new file: only its positions are new, and the oldest held file leaves for good.
+    let more = tempfile::tempdir().unwrap();
+    write_games(more.path(), 2, 1);
+    let src = std::fs::read_dir(more.path()).unwrap().next().unwrap().unwrap().path();
+    std::fs::copy(&src, dir.path().join("games-000000000900-000000000999.parquet")).unwrap();
+    let fresh = trainer::data::read_file::<BattleNumber>(&src).unwrap().len();
+    assert_eq!(w.refresh::<BattleNumber>(dir.path()).unwrap(), fresh);
+    assert_eq!(w.refresh::<BattleNumber>(dir.path()).unwrap(), 0);
+}
+
+#[test]
 fn the_pipeline_reports_its_rounds_as_prometheus_metrics() {
     use trainer::metrics::TrainerMetrics;
     use trainer::pipeline::{LocalGate, PipelineConfig, run_observed};
