@@ -412,8 +412,8 @@ mod tests {
         let w = WindowSize { max_positions: 1_000_000, min_positions: 250_000 };
         assert_eq!(w.capacity(0), 250_000);
         assert_eq!(w.capacity(250_000), 250_000);
-        // 1 M positions: 250k · (1 + 0.4 · (4^0.75 − 1) / 0.75) = 493,709.
-        assert_eq!(w.capacity(1_000_000), 493_709);
+        // 1 M positions: 250k · (1 + 0.4 · (4^0.75 − 1) / 0.75) = 493,790.
+        assert_eq!(w.capacity(1_000_000), 493_790);
         let mut last = 0;
         for n in (0..20).map(|i| 1u64 << i).map(|k| k * 10_000) {
             let c = w.capacity(n);
