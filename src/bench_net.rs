@@ -126,6 +126,8 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
                     .collect(),
                 q: Some(((i % 7) as f32 - 3.0) / 3.0),
                 game_hash: i as u64,
+                ply: 0,
+                model_version: 0,
                 // As the trainer's loader does for games whose encoding is costly.
                 features: G::ENCODE_ON_LOAD.then(|| {
                     let mut x = vec![0.0; G::FEATURE_LEN].into_boxed_slice();

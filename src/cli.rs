@@ -126,6 +126,22 @@ pub enum Command {
     ///
     /// Example: zeroplay worker --coordinator http://10.0.0.5:50051 --token $ZEROPLAY_WORKER_TOKEN
     Worker(WorkerArgs),
+    /// Diagnose a model on a run's games: each head's loss on the games it trained on and on
+    /// held-out games (the trainer's own split), on the oldest and the newest positions, the
+    /// value's calibration by game phase (expected score predicted against the result) and how
+    /// often the policy's favourite is the search's most-visited move. Prints a table and
+    /// draws the reliability diagrams as SVG.
+    ///
+    /// Example: zeroplay diagnose --run runs/local
+    Diagnose(DiagnoseArgs),
+    /// Measure a run's strength as docs/benchmarks.md does: its best model against the game's
+    /// reference opponent (Battle Number, Banqi: the user's rollout MCTS at 100 ms a move;
+    /// TriGolden: trigolden-user at 500 ms), side-swapped matches from the documented seeds and
+    /// openings, with the network alone at the leaves and with the served mixed leaf. Prints
+    /// the rows of the docs' tables and the arena commands that reproduce them.
+    ///
+    /// Example: zeroplay strength --run runs/local
+    Strength(StrengthArgs),
     /// Ask a zeroplay process's health endpoint whether it is ready (or alive): exit status 0
     /// on HTTP 200, 1 otherwise, with the answer on stdout. For container health checks in
     /// images without curl.
@@ -262,6 +278,60 @@ impl StorageArgs {
         }
         Ok(())
     }
+}
+
+/// `zeroplay diagnose`.
+#[derive(Debug, Args)]
+pub struct DiagnoseArgs {
+    /// A `zeroplay local` run directory (runs/NAME): its best model, its games and its
+    /// trainer's settings.
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// The model file (default: the run's trainer/models/best.safetensors).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// The directory of Parquet games (default: the run's games/).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Read up to this many of the newest positions.
+    #[arg(long, default_value_t = 200_000)]
+    pub positions: usize,
+    /// Positions diagnosed per group (evenly spaced).
+    #[arg(long, default_value_t = 8_192)]
+    pub sample: usize,
+    /// Where the SVG goes (default: the run's trainer/diagnose.svg, else ./diagnose.svg).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// `zeroplay strength`.
+#[derive(Debug, Args)]
+pub struct StrengthArgs {
+    /// A `zeroplay local` run directory (runs/NAME): its best model.
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// The model file (default: the run's trainer/models/best.safetensors).
+    #[arg(long)]
+    pub model: Option<PathBuf>,
+    /// Which agents: net (the network alone: lambda=0, no knowledge priors) and/or mixed (the
+    /// leaf `zeroplay serve` plays), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "net,mixed")]
+    pub agents: Vec<String>,
+    /// Side-swapped matches per agent.
+    #[arg(short = 'n', long, default_value_t = 200)]
+    pub matches: u32,
+    /// Seed of the openings and the agents (the docs measure with 2026).
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    /// Matches played at once.
+    #[arg(short = 'j', long, default_value_t = 2)]
+    pub threads: usize,
+    /// Our agent's milliseconds per move (default: the game's protocol, 100 or 500).
+    #[arg(long)]
+    pub time_ms: Option<u32>,
+    /// The opponent's milliseconds per move (default: the game's protocol).
+    #[arg(long)]
+    pub opponent_time_ms: Option<u32>,
 }
 
 /// `zeroplay export`.

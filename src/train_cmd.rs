@@ -316,7 +316,9 @@ pub fn run_report(history: &[trainer::pipeline::RatingEntry], run_dir: &Path, mi
     }
     let plot = run_dir.join("ratings.svg");
     let plot_note = if plot.exists() { format!("; the plot is {}", plot.display()) } else { String::new() };
-    out.push_str(&format!("\nmodels (Elo relative to the user's rollout AI{plot_note}):\n"));
+    out.push_str(&format!(
+        "\nmodels (Elo from one fit of all the run's games, the user's AI = 0{plot_note}; `zeroplay diagnose` and `zeroplay strength` take the run directory):\n"
+    ));
     out.push_str(&trainer::pipeline::summary(history, run_dir));
     let best = trainer::pipeline::best_model_path(run_dir);
     if best.exists() {

@@ -97,7 +97,8 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     std::fs::write(
         &tcfg,
         "min_new_positions = 1500\nsteps_per_round = 20\nmax_rounds = 2\npoll_ms = 200\n\
-         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n",
+         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n\
+         [rating]\nmatches = 1\nanchors = [\"random\"]\n",
     )
     .unwrap();
     let out = zeroplay()
@@ -126,8 +127,26 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
         run.join("checkpoint/model.safetensors").exists() && run.join("checkpoint/optimizer.bin").exists()
     );
 
-    // Export a candidate and read it back without zeroplay.
+    // Each round drew its candidate's calibration; `diagnose` draws it for any model.
+    let diag = std::fs::read_to_string(run.join("diagnostics.svg")).unwrap();
+    assert!(diag.contains("round 2") && diag.contains("<circle"), "{diag}");
+    assert!(ratings[1]["validation_losses"]["value"].as_f64().unwrap() > 0.0, "{ratings}");
     let model = run.join("models/candidate-0002.safetensors");
+    let out = zeroplay()
+        .args(["diagnose", "--run", "runs/t", "--model"])
+        .arg(&model)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for row in ["trained-on games", "held-out games", "newest third", "opening", "end"] {
+        assert!(text.contains(row), "{row}:\n{text}");
+    }
+    let svg = std::fs::read_to_string(run.join("diagnose.svg")).unwrap();
+    assert_eq!(svg.matches("<rect x=").count(), 4, "four reliability diagrams: {svg}");
+
+    // Export a candidate and read it back without zeroplay.
     let exported = dir.path().join("exported");
     let out = zeroplay().arg("export").arg(&model).arg("--out").arg(&exported).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

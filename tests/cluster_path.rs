@@ -99,6 +99,9 @@ fn compose_command_lines_run_the_whole_cluster_path_on_loopback() {
         gate.insert("matches".into(), 2.into());
         gate.insert("sims".into(), 8.into());
         gate.insert("threshold".into(), 0.0.into()); // any candidate passes: the path is under test
+        let rating = table(t, &["rating"]);
+        rating.insert("matches".into(), 1.into());
+        rating.insert("anchors".into(), toml::Value::Array(vec!["random".into()]));
     });
     let serve_toml = scaled_config(dir, "serve.toml", |_| {});
     let coord_port = free_port();

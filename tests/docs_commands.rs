@@ -133,7 +133,8 @@ impl Drop for Background {
 /// candidate passes (the commands after `local` need its best model).
 const TINY_TRAIN: &str = "min_new_positions = {min_new}\nsteps_per_round = 5\nmax_rounds = 1\npoll_ms = 200\n\
     [train]\nnet = \"tiny\"\nbatch_size = 32\n\
-    [gate]\nmatches = 1\nsims = 4\nopening_plies = 2\nthreshold = 0.0\n[gate.leaf]\nlambda = 0.0\n";
+    [gate]\nmatches = 1\nsims = 4\nopening_plies = 2\nthreshold = 0.0\n[gate.leaf]\nlambda = 0.0\n\
+    [rating]\nmatches = 1\nanchors = [\"random\"]\n";
 
 /// What `uci` reads: the handshake, the start position, a short search.
 const UCI_SCRIPT: &str = "uci\nisready\nucinewgame\n\

@@ -214,6 +214,9 @@ steps_per_round = 5
 poll_ms = 100
 gating = false
 
+[rating]
+matches = 0
+
 [train]
 net = "tiny"
 batch_size = 32

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::{
     Array, BinaryArray, BooleanArray, Float32Array, Int8Array, Int32Array, ListArray, RecordBatch,
-    StringArray, UInt8Array, UInt32Array,
+    StringArray, UInt8Array, UInt32Array, UInt64Array,
 };
 use engine::Features;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -47,6 +47,10 @@ pub struct Sample {
     pub policy: Vec<(u16, f32)>,
     /// A stable hash of the game id, to split games between training and validation.
     pub game_hash: u64,
+    /// Clicks played before this position (the game's phase, for diagnostics).
+    pub ply: u32,
+    /// The model version that played the game (0: before any network).
+    pub model_version: u64,
     /// The position's features, encoded when it was loaded, for games whose encoding is
     /// costly ([`Features::ENCODE_ON_LOAD`]); `None`: encoded per batch from `state`.
     pub features: Option<Box<[f32]>>,
@@ -153,6 +157,8 @@ pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
         let score = column::<Int32Array>(&b, "score", path)?;
         let root_value = column::<Float32Array>(&b, "root_value", path)?;
         let decisive = column::<BooleanArray>(&b, "decisive", path)?;
+        let ply = column::<UInt32Array>(&b, "ply", path)?;
+        let model_version = column::<UInt64Array>(&b, "model_version", path)?;
         for i in 0..b.num_rows() {
             let row = row_base + i;
             let bad = |msg: String| DataError::Row { path: path.into(), row, msg };
@@ -217,6 +223,8 @@ pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
                 q: searched.then_some(q),
                 policy,
                 game_hash: fnv(game_id.value(i)),
+                ply: ply.value(i),
+                model_version: model_version.value(i),
             });
         }
         row_base += b.num_rows();
@@ -276,6 +284,13 @@ impl WindowSize {
             if n <= c { c } else { c * (1.0 + Self::BETA * ((n / c).powf(Self::ALPHA) - 1.0) / Self::ALPHA) };
         (want as usize).clamp(1, max)
     }
+}
+
+/// At most `n` of `v`, evenly spaced (a sample of a window that is not all from its oldest
+/// files).
+pub fn spread<'a, T>(v: &[&'a T], n: usize) -> Vec<&'a T> {
+    let step = v.len().div_ceil(n.max(1)).max(1);
+    v.iter().step_by(step).copied().collect()
 }
 
 /// Rows in a Parquet file, from its footer alone (none if it cannot be read).

@@ -50,6 +50,24 @@ pub fn gate<G: Features + GameAgents>(
     }
 }
 
+/// Rating games: `candidate` (as it is gated, `s`'s leaf and simulations) against `anchor`
+/// in `matches` side-swapped matches from openings of `seed`. Returns the candidate's points.
+/// `progress` gets (matches played, points so far).
+pub fn rate<G: Features + GameAgents>(
+    candidate: &Arc<Model>,
+    s: &GateSettings,
+    anchor: &AgentFactory<'_, G>,
+    matches: u32,
+    seed: u64,
+    progress: &mut dyn FnMut(u32, f64),
+) -> f64 {
+    let cand_eval = model::gate_leaf::<G>(Some((**candidate).clone()), s);
+    let candidate = || Box::new(model::gate_agent(cand_eval.clone(), s, "candidate")) as Box<dyn Agent<G>>;
+    // The threshold rule decides at `matches`, never before: every game is played.
+    let r = GateSettings { rule: GateRule::Threshold, matches, seed, ..s.clone() };
+    gate_agents::<G>(&candidate, anchor, &Default::default(), &r, progress).points
+}
+
 /// A fresh agent for each match.
 pub type AgentFactory<'a, G> = dyn Fn() -> Box<dyn Agent<G>> + 'a;
 

@@ -5,6 +5,8 @@
 //!
 //! - [`data`]: a window of the most recent positions from the coordinator's Parquet files,
 //!   validated row by row; bad files are skipped.
+//! - [`diagnose`]: per-head losses, value calibration by game phase and policy agreement
+//!   with the search, as a table and an SVG.
 //! - [`train`]: the loss, the optimiser (AdamW), checkpoints and model export.
 //! - [`gate`]: candidate-vs-best matches with a threshold or SPRT rule, and Elo.
 //! - [`pipeline`]: rounds of train → export → gate → publish, with the rating history and
@@ -15,6 +17,7 @@
 //! (`cpu` always; `cuda` and `wgpu` with the cargo features of the same names).
 
 pub mod data;
+pub mod diagnose;
 pub mod gate;
 pub mod metrics;
 pub mod pipeline;

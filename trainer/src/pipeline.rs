@@ -7,6 +7,8 @@
 //! - `models/best.safetensors`: the current best.
 //! - `checkpoint/`: the latest trainer state (model, optimiser, settings).
 //! - `ratings.json`: one [`RatingEntry`] per candidate; `ratings.svg`: their plot.
+//! - `diagnostics.svg`: the last candidate's value calibration by game phase, policy
+//!   agreement with the search and per-head losses ([`crate::diagnose`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -21,7 +23,7 @@ use model::Model;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::data::{Window, WindowSize};
+use crate::data::{Window, WindowSize, spread};
 use crate::gate::{GateResult, GateSettings, Opponent, gate};
 use crate::metrics::TrainerMetrics;
 use crate::train::{Losses, TrainSettings, Trainer};
@@ -61,6 +63,8 @@ pub struct PipelineConfig {
     pub train: TrainSettings,
     /// Gating settings.
     pub gate: GateSettings,
+    /// Rating games of promoted models against fixed anchors.
+    pub rating: RatingSettings,
     /// Optional S3-compatible object storage: the coordinator's `games/` objects are pulled
     /// into `data_dir`, and the models, ratings and plot are pushed to `trainer/`. Keys come
     /// from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, never from this file.
@@ -85,6 +89,7 @@ impl Default for PipelineConfig {
             train: TrainSettings::default(),
             // Candidates are gated as the agent players meet (`zeroplay serve`'s default).
             gate: GateSettings::default(),
+            rating: RatingSettings::default(),
             storage: None,
         }
     }
@@ -109,6 +114,9 @@ impl PipelineConfig {
             // A TriGolden playout costs milliseconds: gating with one per leaf would take
             // longer than the round it gates.
             c.gate.leaf.lambda = 0.0;
+            // Rating games cost what gating games cost: a few, against the reference only.
+            c.rating.matches = 4;
+            c.rating.anchors = Vec::new();
         }
         c
     }
@@ -139,11 +147,12 @@ impl PipelineConfig {
             s.validate().map_err(|e| e.to_string())?;
         }
         self.train.validate()?;
+        self.rating.validate()?;
         self.gate.validate()
     }
 }
 
-pub use crate::ratings::RatingEntry;
+pub use crate::ratings::{Pairing, RatingEntry, RatingSettings};
 
 /// Publishes a promoted model's bytes; returns the version the coordinator gave it.
 pub type Publish<'a> = dyn FnMut(&[u8]) -> Result<u64, String> + 'a;
@@ -253,6 +262,31 @@ pub fn load_history(run_dir: &Path) -> Vec<RatingEntry> {
         .unwrap_or_default()
 }
 
+/// Loads the games of a run directory's ratings (`results.json`; empty if none yet).
+pub fn load_results(run_dir: &Path) -> Vec<Pairing> {
+    std::fs::read(run_dir.join("results.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+/// The rating anchors: the reference (the user's AI at the gate's budget) and the configured
+/// agents, each with a fresh-agent factory.
+type Anchor<G> = (String, Box<dyn Fn() -> Box<dyn engine::agent::Agent<G>>>);
+
+fn rating_anchors<G: Features + GameAgents>(cfg: &PipelineConfig, reference: &str) -> Vec<Anchor<G>> {
+    let gate = cfg.gate.clone();
+    let mut v: Vec<Anchor<G>> =
+        vec![(reference.to_string(), Box::new(move || model::gate_user_ai::<G>(&gate, "anchor")))];
+    for spec in &cfg.rating.anchors {
+        // Checked by `validate`.
+        if let Ok(a) = spec.parse::<engine::agent::AgentSpec>() {
+            v.push((spec.clone(), Box::new(move || a.build::<G>())));
+        }
+    }
+    v
+}
+
 /// Runs training rounds for game `G` until `stop` is set or `max_rounds` is reached. Returns
 /// the rating history.
 ///
@@ -304,6 +338,11 @@ pub fn run_observed<G: Features + GameAgents>(
         None => None,
     };
     let mut history = load_history(&cfg.run_dir);
+    let mut results = load_results(&cfg.run_dir);
+    // The rating reference (0 Elo): the user's AI the first candidate plays, by its own name
+    // where the game has one, else "rollout".
+    let reference =
+        cfg.gate.own_user_ai_sims().and_then(G::user_ai).map_or_else(|| "rollout".to_string(), |a| a.name());
     let mut trainer = Trainer::<G>::new(cfg.train.clone(), device)?;
     let mut best: Option<(Arc<Model>, f64, u64, u64)> = None; // model, elo, round, version
     let best_path = models.join("best.safetensors");
@@ -381,7 +420,18 @@ pub fn run_observed<G: Features + GameAgents>(
         pb.finish_and_clear();
         let secs = t0.elapsed().as_secs_f64();
         let sps = (steps as f64 * cfg.train.batch_size.min(train.len()) as f64) / secs.max(1e-9);
-        let vl = trainer.evaluate(&val[..val.len().min(4096)]);
+        // Both measured the same way after the round, on positions spread over the window (the
+        // first ones would all come from its oldest files).
+        let (held, val) = (spread(&train, 4096), spread(&val, 4096));
+        let tl = trainer.evaluate(&held);
+        let diag = crate::diagnose::diagnose::<G>(&trainer.net(), &trainer.device(), &val, &cfg.train);
+        let vl = diag.losses;
+        let title = format!("round {round}: the candidate on {} held-out positions", val.len());
+        if let Err(e) =
+            write_atomic(&cfg.run_dir.join("diagnostics.svg"), diag.svg(&title, Some(&tl)).as_bytes())
+        {
+            warn!(error = %e, "diagnostics plot not written");
+        }
         metrics.steps.inc_by(steps);
         metrics.samples.inc_by(steps * cfg.train.batch_size.min(train.len()) as u64);
         metrics.train_loss.set(f64::from(mean.total));
@@ -391,7 +441,14 @@ pub fn run_observed<G: Features + GameAgents>(
         info!(
             round,
             train_loss = mean.total,
-            validation_loss = vl.total,
+            train_eval = format!(
+                "{:.3} (wdl {:.3} margin {:.3} policy {:.3})",
+                tl.total, tl.value, tl.margin, tl.policy
+            ),
+            validation = format!(
+                "{:.3} (wdl {:.3} margin {:.3} policy {:.3})",
+                vl.total, vl.value, vl.margin, vl.policy
+            ),
             samples_per_second = sps as u64,
             "round trained"
         );
@@ -422,21 +479,61 @@ pub fn run_observed<G: Features + GameAgents>(
             let result = GateResult::without_matches(false, format!("gating failed: {e}"));
             Gated { result, opponent: OpponentRef::UserAi, version: 0 }
         });
-        let (opp_name, opp_elo) = match opponent {
-            // The user's AI rates 0: its own name where the game has one, else "rollout".
-            OpponentRef::UserAi => {
-                let own = cfg.gate.own_user_ai_sims().and_then(G::user_ai);
-                (own.map_or_else(|| "rollout".to_string(), |a| a.name()), 0.0)
-            }
-            OpponentRef::LocalBest => {
-                let (elo, r) = best.as_ref().map_or((0.0, 0), |b| (b.1, b.2));
-                (format!("best@round {r}"), elo)
-            }
-            OpponentRef::Version(v) => {
-                let elo = history.iter().rev().find(|e| e.version == v && e.promoted).map_or(0.0, |e| e.elo);
-                (format!("v{v}"), elo)
-            }
+        let opp_name = match opponent {
+            OpponentRef::UserAi => reference.clone(),
+            OpponentRef::LocalBest => format!("round {}", best.as_ref().map_or(0, |b| b.2)),
+            OpponentRef::Version(v) => history
+                .iter()
+                .rev()
+                .find(|e| e.version == v && e.promoted)
+                .map_or_else(|| format!("v{v}"), |e| format!("round {}", e.round)),
         };
+        let me = format!("round {round}");
+        if result.matches > 0 {
+            results.push(Pairing {
+                a: me.clone(),
+                b: opp_name.clone(),
+                matches: result.matches,
+                points: result.points,
+                kind: "gate".into(),
+            });
+        }
+        // Rating games: a promoted model against fixed anchors, so that ratings rest on games
+        // against players that do not change, not on a chain of gates.
+        if result.promoted && cfg.rating.matches > 0 {
+            let anchors = rating_anchors::<G>(cfg, &reference);
+            let pb = bar(u64::from(cfg.rating.matches) * anchors.len() as u64, "rate");
+            for (k, (name, anchor)) in anchors.iter().enumerate() {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let seed = engine::derive_seed(cfg.rating.seed, round * 16 + k as u64);
+                let done = pb.position();
+                let points = crate::gate::rate::<G>(
+                    &candidate,
+                    &cfg.gate,
+                    anchor.as_ref(),
+                    cfg.rating.matches,
+                    seed,
+                    &mut |n, pts| {
+                        pb.set_position(done + u64::from(n));
+                        pb.set_prefix(format!("{me} against {name}: {pts:.1}/{n}"));
+                    },
+                );
+                results.push(Pairing {
+                    a: me.clone(),
+                    b: name.clone(),
+                    matches: cfg.rating.matches,
+                    points,
+                    kind: "rating".into(),
+                });
+            }
+            pb.finish_and_clear();
+        }
+        write_atomic(
+            &cfg.run_dir.join("results.json"),
+            serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?.as_bytes(),
+        )?;
         if result.promoted {
             write_atomic(&best_path, &bytes)?;
         }
@@ -446,22 +543,31 @@ pub fn run_observed<G: Features + GameAgents>(
             sha256: candidate.sha256.clone(),
             version,
             opponent: opp_name,
-            elo: opp_elo + result.elo,
-            elo_lo: opp_elo + result.elo_lo,
-            elo_hi: opp_elo + result.elo_hi,
+            gate_elo: result.elo,
+            // Filled in by the fit below.
+            elo: result.elo,
+            elo_lo: result.elo_lo,
+            elo_hi: result.elo_hi,
             matches: result.matches,
             points: result.points,
             promoted: result.promoted,
             reason: result.reason.clone(),
             train_loss: mean.total,
+            train_losses: tl,
+            validation_losses: vl,
             validation_loss: vl.total,
             steps: trainer.steps,
             window: window.len(),
             samples_per_second: sps,
         };
+        history.push(entry);
+        let rated = crate::ratings::fit(&results, &reference);
+        crate::ratings::apply(&mut history, &rated);
+        let entry = history.last().expect("just pushed").clone();
         info!(
             round,
             promoted = entry.promoted,
+            gate = format!("{:.1}/{} against {}", entry.points, entry.matches, entry.opponent),
             elo = format!("{:+.0} [{:+.0}, {:+.0}]", entry.elo, entry.elo_lo, entry.elo_hi),
             reason = %entry.reason,
             version,
@@ -476,12 +582,14 @@ pub fn run_observed<G: Features + GameAgents>(
             metrics.best_version.set(version as i64);
             best = Some((candidate, entry.elo, round, version));
         }
-        history.push(entry);
         write_atomic(
             &cfg.run_dir.join("ratings.json"),
             serde_json::to_string_pretty(&history).map_err(|e| e.to_string())?.as_bytes(),
         )?;
-        write_atomic(&cfg.run_dir.join("ratings.svg"), crate::plot::ratings_svg(&history).as_bytes())?;
+        write_atomic(
+            &cfg.run_dir.join("ratings.svg"),
+            crate::plot::ratings_svg(&history, &rated).as_bytes(),
+        )?;
     }
     Ok(history)
 }
@@ -490,7 +598,7 @@ pub fn run_observed<G: Features + GameAgents>(
 /// model file shown as a path under `run_dir` (the run directory as the caller names it).
 pub fn summary(history: &[RatingEntry], run_dir: &Path) -> String {
     let mut s = String::from(
-        "round  promoted  version  Elo vs rollout AI (95%)        matches  points  val loss  file\n",
+        "round  promoted  version  Elo, user's AI = 0 (95%)       matches  points  val loss  file\n",
     );
     for e in history {
         s.push_str(&format!(

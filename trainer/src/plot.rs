@@ -1,17 +1,20 @@
-//! The rating plot: every model's Elo (relative to the user's AI at 0) by training round, with
-//! its 95% interval; promoted models filled, refused ones hollow. Plain SVG, no dependencies.
+//! The rating plot: every model's Elo (one fit of all the run's games, the user's AI at 0) by
+//! training round, with its 95% interval; promoted models filled, refused ones hollow; the
+//! fixed anchors as dashed lines. Plain SVG, no dependencies.
 
 use std::fmt::Write;
 
-use crate::ratings::RatingEntry;
+use crate::ratings::{Rated, RatingEntry};
 
-/// Renders the history as an SVG document.
-pub fn ratings_svg(history: &[RatingEntry]) -> String {
+/// Renders the history as an SVG document; `rated` is the fit, whose players that are not
+/// models (`round N`) are drawn as anchors.
+pub fn ratings_svg(history: &[RatingEntry], rated: &[Rated]) -> String {
+    let anchors: Vec<&Rated> = rated.iter().filter(|r| !r.name.starts_with("round ")).collect();
     let (w, h, ml, mr, mt, mb) = (720.0, 360.0, 60.0, 20.0, 30.0, 40.0);
     let pw = w - ml - mr;
     let ph = h - mt - mb;
-    let mut lo = history.iter().map(|e| e.elo_lo).fold(0.0f64, f64::min);
-    let mut hi = history.iter().map(|e| e.elo_hi).fold(0.0f64, f64::max);
+    let mut lo = history.iter().map(|e| e.elo_lo).chain(anchors.iter().map(|a| a.elo)).fold(0.0f64, f64::min);
+    let mut hi = history.iter().map(|e| e.elo_hi).chain(anchors.iter().map(|a| a.elo)).fold(0.0f64, f64::max);
     lo = (lo / 100.0).floor() * 100.0 - 50.0;
     hi = (hi / 100.0).ceil() * 100.0 + 50.0;
     let rounds = history.iter().map(|e| e.round).max().unwrap_or(1).max(1) as f64;
@@ -22,14 +25,23 @@ pub fn ratings_svg(history: &[RatingEntry]) -> String {
         s,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
-<text x="{}" y="18" text-anchor="middle" font-size="14">Model ratings (Elo; the user's rollout AI = 0)</text>
-<line x1="{ml}" y1="{}" x2="{}" y2="{}" stroke="#999" stroke-dasharray="4 3"/>
+<text x="{}" y="18" text-anchor="middle" font-size="14">Model ratings (Elo, one fit of all games; the user's AI = 0)</text>
 "##,
         w / 2.0,
-        y(0.0),
-        ml + pw,
-        y(0.0)
     );
+    for a in &anchors {
+        let _ = writeln!(
+            s,
+            r##"<line x1="{ml}" y1="{:.1}" x2="{}" y2="{:.1}" stroke="#999" stroke-dasharray="4 3"/><text x="{}" y="{:.1}" text-anchor="end" fill="#666">{} {:+.0}</text>"##,
+            y(a.elo),
+            ml + pw,
+            y(a.elo),
+            ml + pw - 4.0,
+            y(a.elo) - 3.0,
+            a.name.replace('&', "&amp;").replace('<', "&lt;"),
+            a.elo
+        );
+    }
     // Round ticks: a multiple of 50 for the step, ticks at multiples of the step.
     let step = ((hi - lo) / 6.0 / 50.0).ceil().max(1.0) * 50.0;
     let mut tick = (lo / step).ceil() * step;
@@ -103,7 +115,10 @@ mod tests {
             points: 20.0,
             promoted,
             reason: String::new(),
+            gate_elo: 0.0,
             train_loss: 1.0,
+            train_losses: Default::default(),
+            validation_losses: Default::default(),
             validation_loss: 1.0,
             steps: 0,
             window: 0,
@@ -114,7 +129,14 @@ mod tests {
     #[test]
     fn the_plot_has_a_point_per_model_and_round_ticks() {
         let h = [entry(1, -300.0, false), entry(2, 80.0, true), entry(3, 270.0, true)];
-        let svg = ratings_svg(&h);
+        let anchors = [
+            Rated { name: "rollout".into(), elo: 0.0, lo: 0.0, hi: 0.0, games: 30 },
+            Rated { name: "round 2".into(), elo: 80.0, lo: 0.0, hi: 160.0, games: 30 },
+            Rated { name: "mcts:sims=256,eval=rollout".into(), elo: 150.0, lo: 90.0, hi: 210.0, games: 30 },
+        ];
+        let svg = ratings_svg(&h, &anchors);
+        assert_eq!(svg.matches("stroke-dasharray").count(), 2, "two anchors, not the model");
+        assert!(svg.contains("mcts:sims=256,eval=rollout +150"));
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert_eq!(svg.matches("<circle").count(), 3);
         assert_eq!(svg.matches(r##"fill="white" stroke="#1f77b4""##).count(), 1, "one refused model, hollow");

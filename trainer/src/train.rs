@@ -110,7 +110,7 @@ impl TrainSettings {
 }
 
 /// Mean losses over some positions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Losses {
     /// Total weighted loss.
     pub total: f32,
@@ -123,15 +123,15 @@ pub struct Losses {
 }
 
 /// A batch as tensors.
-struct Batch {
-    x: Tensor<2>,
+pub(crate) struct Batch {
+    pub(crate) x: Tensor<2>,
     wdl: Tensor<2>,
     margin: Tensor<2>,
     policy: Tensor<2>,
     policy_rows: f32,
 }
 
-fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Device) -> Batch {
+pub(crate) fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Device) -> Batch {
     let margin_scale = s.margin_scale;
     let n = samples.len();
     let (f, p) = (G::FEATURE_LEN, G::POLICY_LEN.max(1));
@@ -192,6 +192,36 @@ fn losses(net: &ValueNet, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>
 
 fn scalar(t: Tensor<1>) -> f32 {
     t.into_scalar::<f32>()
+}
+
+/// Mean losses of `net` (no autodiff) on `samples`, in batches of `s.batch_size`.
+pub fn evaluate_net<G: Features>(
+    net: &ValueNet,
+    device: &Device,
+    samples: &[&Sample],
+    s: &TrainSettings,
+) -> Losses {
+    let mut sum = Losses::default();
+    let mut n = 0.0;
+    for chunk in samples.chunks(s.batch_size.max(1)) {
+        let b = make_batch::<G>(chunk, s, device);
+        let (total, [v, m, p]) = losses(net, b, s);
+        let w = chunk.len() as f32;
+        sum.total += scalar(total) * w;
+        sum.value += scalar(v) * w;
+        sum.margin += scalar(m) * w;
+        sum.policy += scalar(p) * w;
+        n += w;
+    }
+    if n > 0.0 {
+        sum = Losses {
+            total: sum.total / n,
+            value: sum.value / n,
+            margin: sum.margin / n,
+            policy: sum.policy / n,
+        };
+    }
+    sum
 }
 
 /// A network being trained, with its optimiser.
@@ -296,29 +326,17 @@ impl<G: Features> Trainer<G> {
 
     /// Mean losses on `samples` without training (in batches, no autodiff).
     pub fn evaluate(&self, samples: &[&Sample]) -> Losses {
-        let net = self.net.valid();
-        let dev = self.device.clone();
-        let mut sum = Losses::default();
-        let mut n = 0.0;
-        for chunk in samples.chunks(self.settings.batch_size.max(1)) {
-            let b = make_batch::<G>(chunk, &self.settings, &dev);
-            let (total, [v, m, p]) = losses(&net, b, &self.settings);
-            let w = chunk.len() as f32;
-            sum.total += scalar(total) * w;
-            sum.value += scalar(v) * w;
-            sum.margin += scalar(m) * w;
-            sum.policy += scalar(p) * w;
-            n += w;
-        }
-        if n > 0.0 {
-            sum = Losses {
-                total: sum.total / n,
-                value: sum.value / n,
-                margin: sum.margin / n,
-                policy: sum.policy / n,
-            };
-        }
-        sum
+        evaluate_net::<G>(&self.net.valid(), &self.device, samples, &self.settings)
+    }
+
+    /// The network being trained, for inference (no autodiff).
+    pub fn net(&self) -> ValueNet {
+        self.net.valid()
+    }
+
+    /// The inference device of [`Trainer::net`].
+    pub fn device(&self) -> Device {
+        self.device.clone()
     }
 
     /// The current network as model file bytes.

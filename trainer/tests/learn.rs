@@ -136,6 +136,8 @@ fn the_pipeline_reports_its_rounds_as_prometheus_metrics() {
         poll_ms: 10,
         gating: false,
         train: TrainSettings { net: "tiny".into(), batch_size: 32, ..Default::default() },
+        gate: trainer::gate::GateSettings { sims: 4, opening_plies: 2, ..Default::default() },
+        rating: trainer::pipeline::RatingSettings { matches: 2, anchors: vec!["random".into()], seed: 3 },
         ..PipelineConfig::default()
     };
     let metrics = TrainerMetrics::default();
@@ -154,4 +156,15 @@ fn the_pipeline_reports_its_rounds_as_prometheus_metrics() {
     assert_eq!(v("zeroplay_trainer_train_loss"), f64::from(history[0].train_loss));
     assert_eq!(v("zeroplay_trainer_window_positions"), history[0].window as f64);
     assert!(v("zeroplay_trainer_samples_per_second") > 0.0);
+    // The promoted model played its rating games against the reference and the anchor, and
+    // its Elo comes from the fit of those games (it had no gating games).
+    let results = trainer::pipeline::load_results(run.path());
+    let names: Vec<(&str, &str, u32)> =
+        results.iter().map(|r| (r.a.as_str(), r.b.as_str(), r.matches)).collect();
+    assert_eq!(names, [("round 1", "rollout", 2), ("round 1", "random", 2)], "{results:?}");
+    let fitted = trainer::ratings::fit(&results, "rollout");
+    assert_eq!(history[0].elo, fitted[1].elo);
+    assert!(history[0].elo_lo < history[0].elo && history[0].elo < history[0].elo_hi, "{:?}", history[0]);
+    let svg = std::fs::read_to_string(run.path().join("ratings.svg")).unwrap();
+    assert!(svg.contains("random"), "the anchor is drawn: {svg}");
 }

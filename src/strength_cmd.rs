@@ -1,0 +1,120 @@
+//! `zeroplay strength`: the strength figure of a run, as docs/benchmarks.md measures it. The
+//! run's best model plays the game's reference opponent (Battle Number and Banqi: the user's
+//! rollout MCTS; TriGolden: `trigolden-user`) in side-swapped matches at equal time per move,
+//! with the documented seeds and openings, once with the network alone at the leaves
+//! (`lambda=0`, no knowledge priors) and once with the mixed leaf the server plays; each
+//! result is printed as a row of the docs' tables, with the command that reproduces it.
+
+use std::fmt::Write as _;
+
+use anyhow::{Context, Result};
+use engine::GameKind;
+
+use crate::cli::StrengthArgs;
+use crate::config::ArenaConfig;
+
+/// The documented protocol of one game: time per move, the reference opponent, openings.
+struct Protocol {
+    /// Milliseconds per move for both sides.
+    ms: u32,
+    /// The opponent, with `{ms}` for its time.
+    opponent: &'static str,
+    /// Random clicks before each match.
+    opening_plies: u32,
+    /// The mixed leaf: what the served agent adds to the network.
+    mixed: &'static str,
+}
+
+fn protocol(game: GameKind) -> Protocol {
+    match game {
+        GameKind::TriGolden => Protocol {
+            ms: 500,
+            opponent: "trigolden-user:time={ms}ms",
+            opening_plies: 0,
+            mixed: "lambda=0,knowledge=0.5",
+        },
+        _ => Protocol {
+            ms: 100,
+            opponent: "mcts:time={ms}ms,eval=rollout",
+            opening_plies: 6,
+            mixed: "lambda=0.5",
+        },
+    }
+}
+
+/// Runs `zeroplay strength`.
+///
+/// # Errors
+/// A missing model, a bad spec, or an arena that cannot start.
+pub fn run(args: StrengthArgs) -> Result<()> {
+    let model = args
+        .model
+        .clone()
+        .or_else(|| args.run.as_ref().map(|r| trainer::pipeline::best_model_path(&r.join("trainer"))))
+        .context("name a run directory (--run runs/NAME) or a model (--model FILE)")?;
+    let bytes = std::fs::read(&model).with_context(|| format!("reading {}", model.display()))?;
+    let meta =
+        model::read_meta(&bytes).with_context(|| format!("{} is not a model file", model.display()))?;
+    let game: GameKind = meta.game.parse().map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+    let p = protocol(game);
+    let ms = args.time_ms.unwrap_or(p.ms);
+    let opp_ms = args.opponent_time_ms.unwrap_or(p.ms);
+    let opponent = p.opponent.replace("{ms}", &opp_ms.to_string());
+    let mut rows = String::new();
+    let mut commands = String::new();
+    for agent in &args.agents {
+        let leaf = match agent.as_str() {
+            "net" => "lambda=0",
+            "mixed" => p.mixed,
+            other => anyhow::bail!("agent {other:?}: net (the network alone) or mixed (the served leaf)"),
+        };
+        let a = format!("mcts:time={ms}ms,eval=net,model={},batch=8,{leaf}", model.display());
+        let cfg = ArenaConfig {
+            game,
+            agent_a: a.clone(),
+            agent_b: opponent.clone(),
+            matches: args.matches,
+            seed: args.seed,
+            threads: args.threads,
+            opening_plies: p.opening_plies,
+            ..ArenaConfig::default()
+        };
+        let (sa, sb) = cfg.validate()?;
+        let report = engine::with_game!(game, |G| {
+            let opts = cfg.options.checked::<G>().map_err(anyhow::Error::msg)?;
+            crate::arena_cmd::run_arena::<G>(&cfg, &opts, &sa, &sb, true, &crate::netload::loader::<G>)?
+        });
+        crate::arena_cmd::print_report(&report);
+        let pct = 100.0 * report.points_a / f64::from(report.matches.max(1));
+        let elo = |x: Option<f64>| x.map_or_else(|| "∞".to_string(), |v| format!("{v:+.0}"));
+        let _ = writeln!(
+            rows,
+            "| {} ({}) | {} | {} ms / {} ms | {} | {} | **{pct:.1}%** ({} W, {} D, {} L) | {} [{}, {}] |",
+            if agent == "net" { "network alone" } else { "mixed leaf" },
+            leaf,
+            opponent,
+            ms,
+            opp_ms,
+            args.seed,
+            report.matches,
+            report.wins,
+            report.draws,
+            report.losses,
+            elo(report.elo),
+            elo(report.elo_lo),
+            elo(report.elo_hi),
+        );
+        let _ = writeln!(
+            commands,
+            "zeroplay arena --game {} -n {} -j {} --opening-plies {} --seed {} \\\n    -a {a} \\\n    -b {opponent}",
+            game, args.matches, args.threads, p.opening_plies, args.seed
+        );
+    }
+    println!(
+        "\n| our agent | opponent | time (ours / theirs) | seed | matches | our points | Elo (95% interval) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    print!("{rows}");
+    println!("\n```sh\n{commands}```");
+    Ok(())
+}
