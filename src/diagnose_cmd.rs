@@ -76,7 +76,7 @@ fn report<G: Features>(
     by_age.sort_by_key(|s| s.model_version);
     let third = by_age.len() / 3;
     let groups: [(&str, Vec<&Sample>); 4] = [
-        ("trained-on games", spread(&train, args.sample)),
+        ("training-split games", spread(&train, args.sample)),
         ("held-out games", spread(&val, args.sample)),
         ("oldest third (by model)", spread(&by_age[..third], args.sample)),
         ("newest third (by model)", spread(&by_age[by_age.len() - third..], args.sample)),
@@ -121,7 +121,7 @@ fn report<G: Features>(
         );
         match *name {
             "held-out games" => held = Some(d),
-            "trained-on games" => {
+            "training-split games" => {
                 trained = Some(d.losses);
                 trained_phases = d.phases.clone();
             }
@@ -132,7 +132,7 @@ fn report<G: Features>(
         let _ = writeln!(s, "\nheld-out games by phase:\n{}", d.table());
         // A gap that grows with the ply is memorised outcomes: a late position names its game,
         // and every position of a game shares its result.
-        let _ = writeln!(s, "Brier score by phase      trained-on   held-out");
+        let _ = writeln!(s, "Brier score by phase  training split   held-out");
         for (name, (t, h)) in ["opening", "middle", "end"].iter().zip(trained_phases.iter().zip(&d.phases)) {
             let _ = writeln!(
                 s,

@@ -86,7 +86,8 @@ pub fn run(args: StrengthArgs) -> Result<()> {
         });
         crate::arena_cmd::print_report(&report);
         let pct = 100.0 * report.points_a / f64::from(report.matches.max(1));
-        let elo = |x: Option<f64>| x.map_or_else(|| "∞".to_string(), |v| format!("{v:+.0}"));
+        // An unbounded end: below when the low end is missing, above when the high one is.
+        let elo = |x: Option<f64>, inf: &str| x.map_or_else(|| inf.to_string(), |v| format!("{v:+.0}"));
         let _ = writeln!(
             rows,
             "| {} ({}) | {} | {} ms / {} ms | {} | {} | **{pct:.1}%** ({} W, {} D, {} L) | {} [{}, {}] |",
@@ -100,9 +101,9 @@ pub fn run(args: StrengthArgs) -> Result<()> {
             report.wins,
             report.draws,
             report.losses,
-            elo(report.elo),
-            elo(report.elo_lo),
-            elo(report.elo_hi),
+            elo(report.elo, if report.points_a > 0.0 { "+∞" } else { "−∞" }),
+            elo(report.elo_lo, "−∞"),
+            elo(report.elo_hi, "+∞"),
         );
         let _ = writeln!(
             commands,

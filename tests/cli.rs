@@ -140,11 +140,40 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for row in ["trained-on games", "held-out games", "newest third", "opening", "end"] {
+    for row in ["training-split games", "held-out games", "newest third", "opening", "end"] {
         assert!(text.contains(row), "{row}:\n{text}");
     }
     let svg = std::fs::read_to_string(run.join("diagnose.svg")).unwrap();
     assert_eq!(svg.matches("<rect x=").count(), 4, "four reliability diagrams: {svg}");
+    // `strength`: the documented arena, shortened, printed as the docs' rows.
+    let out = zeroplay()
+        .args([
+            "strength",
+            "--run",
+            "runs/t",
+            "-n",
+            "1",
+            "-j",
+            "1",
+            "--time-ms",
+            "5",
+            "--opponent-time-ms",
+            "5",
+        ])
+        .arg("--model")
+        .arg(&model)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for row in [
+        "| network alone (lambda=0) | mcts:time=5ms,eval=rollout | 5 ms / 5 ms | 2026 | 1 |",
+        "| mixed leaf (lambda=0.5)",
+        "--opening-plies 6 --seed 2026",
+    ] {
+        assert!(text.contains(row), "{row}:\n{text}");
+    }
 
     // Export a candidate and read it back without zeroplay.
     let exported = dir.path().join("exported");

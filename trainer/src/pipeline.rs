@@ -81,7 +81,7 @@ impl Default for PipelineConfig {
             window_positions: 1_000_000,
             window_min_positions: 250_000,
             min_new_positions: 50_000,
-            samples_per_position: 4.0,
+            samples_per_position: 2.0,
             steps_per_round: 1000,
             max_rounds: None,
             poll_ms: 2_000,
@@ -109,6 +109,9 @@ impl PipelineConfig {
             // 25 samples per position: the ~300 steps per 3,000 positions that run tg3 was
             // measured with (docs/benchmarks.md); TriGolden positions are scarce.
             c.samples_per_position = 25.0;
+            // And the loss weights tg3 was measured with.
+            c.train.q_mix = 0.5;
+            c.train.margin_weight = 1.0;
             c.steps_per_round = 300;
             c.gate.sims = 32;
             // A TriGolden playout costs milliseconds: gating with one per leaf would take
