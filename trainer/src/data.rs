@@ -3,7 +3,8 @@
 //! Files (`games-<first>-<last>.parquet`, written complete and renamed into place by the
 //! coordinator) are read newest first until the window holds `window_positions` positions;
 //! [`Window::refresh`] picks up files that arrived since and drops the oldest beyond the
-//! window. Every file is checked (schema version, the game's state encoding version, column
+//! window, which are never read again. The window can grow with the run ([`WindowSize`]).
+//! Every file is checked (schema version, the game's state encoding version, column
 //! types) and every row is validated (the state decodes, the visited actions parse and are
 //! legal); a bad file is logged, counted and skipped, and the run goes on.
 //!

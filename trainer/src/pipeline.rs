@@ -347,7 +347,7 @@ pub fn run_observed<G: Features + GameAgents>(
     let reference =
         cfg.gate.own_user_ai_sims().and_then(G::user_ai).map_or_else(|| "rollout".to_string(), |a| a.name());
     let mut trainer = Trainer::<G>::new(cfg.train.clone(), device)?;
-    let mut best: Option<(Arc<Model>, f64, u64, u64)> = None; // model, elo, round, version
+    let mut best: Option<(Arc<Model>, u64, u64)> = None; // model, round, version
     let best_path = models.join("best.safetensors");
     if let Ok(bytes) = std::fs::read(&best_path) {
         match model::load::<G>(&bytes, device) {
@@ -362,7 +362,7 @@ pub fn run_observed<G: Features + GameAgents>(
                 }
                 info!(round, elo, "resuming from the best model of this run");
                 metrics.best_version.set(version as i64);
-                best = Some((Arc::new(m), elo, round, version));
+                best = Some((Arc::new(m), round, version));
             }
             Err(e) => warn!(error = %e, "ignoring an unreadable best model"),
         }
@@ -455,7 +455,7 @@ pub fn run_observed<G: Features + GameAgents>(
             samples_per_second = sps as u64,
             "round trained"
         );
-        let parent = best.as_ref().map_or(0, |b| b.3);
+        let parent = best.as_ref().map_or(0, |b| b.2);
         let bytes = trainer.export(parent, &cfg.train.net).map_err(|e| e.to_string())?;
         let file = format!("models/candidate-{round:04}.safetensors");
         write_atomic(&cfg.run_dir.join(&file), &bytes)?;
@@ -484,7 +484,7 @@ pub fn run_observed<G: Features + GameAgents>(
         });
         let opp_name = match opponent {
             OpponentRef::UserAi => reference.clone(),
-            OpponentRef::LocalBest => format!("round {}", best.as_ref().map_or(0, |b| b.2)),
+            OpponentRef::LocalBest => format!("round {}", best.as_ref().map_or(0, |b| b.1)),
             OpponentRef::Version(v) => history
                 .iter()
                 .rev()
@@ -583,7 +583,7 @@ pub fn run_observed<G: Features + GameAgents>(
         if entry.promoted {
             metrics.promoted.inc();
             metrics.best_version.set(version as i64);
-            best = Some((candidate, entry.elo, round, version));
+            best = Some((candidate, round, version));
         }
         write_atomic(
             &cfg.run_dir.join("ratings.json"),
