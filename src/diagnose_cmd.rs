@@ -20,21 +20,12 @@ use crate::cli::DiagnoseArgs;
 /// A missing or unreadable model, data directory or configuration.
 pub fn run(args: DiagnoseArgs) -> Result<()> {
     let run = args.run.clone();
-    let model_path = args
-        .model
-        .clone()
-        .or_else(|| run.as_ref().map(|r| trainer::pipeline::best_model_path(&r.join("trainer"))))
-        .context("name a run directory (--run runs/NAME) or a model (--model FILE)")?;
+    let (model_path, bytes, kind) = crate::netload::run_model(run.as_deref(), args.model.as_deref())?;
     let data = args
         .data
         .clone()
         .or_else(|| run.as_ref().map(|r| r.join("games")))
         .context("name a run directory (--run runs/NAME) or the games (--data DIR)")?;
-    let bytes = std::fs::read(&model_path).with_context(|| format!("reading {}", model_path.display()))?;
-    let meta =
-        model::read_meta(&bytes).with_context(|| format!("{} is not a model file", model_path.display()))?;
-    let kind: engine::GameKind =
-        meta.game.parse().map_err(|e| anyhow::anyhow!("{}: {e}", model_path.display()))?;
     // The run's own settings, so that the held-out games are the ones the trainer held out.
     let cfg_path = run.as_ref().map(|r| r.join("trainer").join("train.toml"));
     let cfg: PipelineConfig = match cfg_path.as_ref().filter(|p| p.exists()) {

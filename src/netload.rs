@@ -1,6 +1,9 @@
 //! Loading trained networks for agents named by spec strings (`eval=net,model=PATH`).
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use anyhow::{Context, Result};
 
 use engine::Features;
 use engine::LeafSettings;
@@ -17,4 +20,20 @@ pub fn loader<G: Features>() -> Box<NetLoader<'static, G>> {
         let m = model::load::<G>(&bytes, &model::cpu()).map_err(|e| format!("model {path}: {e}"))?;
         Ok(model::net_leaf::<G>(NetSource::Fixed(m), leaf))
     })
+}
+
+/// The model a run-directory command works on: `model` if given, else the run's best
+/// (`RUN/trainer/models/best.safetensors`), with its bytes and the game its metadata names.
+///
+/// # Errors
+/// Neither given, an unreadable file, or a file that is not a model of a known game.
+pub fn run_model(run: Option<&Path>, model: Option<&Path>) -> Result<(PathBuf, Vec<u8>, engine::GameKind)> {
+    let path = model
+        .map(Path::to_path_buf)
+        .or_else(|| run.map(|r| trainer::pipeline::best_model_path(&r.join("trainer"))))
+        .context("name a run directory (--run runs/NAME) or a model (--model FILE)")?;
+    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+    let meta = model::read_meta(&bytes).with_context(|| format!("{} is not a model file", path.display()))?;
+    let game = meta.game.parse().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    Ok((path, bytes, game))
 }

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use engine::GameKind;
 
 use crate::cli::StrengthArgs;
@@ -47,15 +47,7 @@ fn protocol(game: GameKind) -> Protocol {
 /// # Errors
 /// A missing model, a bad spec, or an arena that cannot start.
 pub fn run(args: StrengthArgs) -> Result<()> {
-    let model = args
-        .model
-        .clone()
-        .or_else(|| args.run.as_ref().map(|r| trainer::pipeline::best_model_path(&r.join("trainer"))))
-        .context("name a run directory (--run runs/NAME) or a model (--model FILE)")?;
-    let bytes = std::fs::read(&model).with_context(|| format!("reading {}", model.display()))?;
-    let meta =
-        model::read_meta(&bytes).with_context(|| format!("{} is not a model file", model.display()))?;
-    let game: GameKind = meta.game.parse().map_err(|e| anyhow::anyhow!("{}: {e}", model.display()))?;
+    let (model, _, game) = crate::netload::run_model(args.run.as_deref(), args.model.as_deref())?;
     let p = protocol(game);
     let ms = args.time_ms.unwrap_or(p.ms);
     let opp_ms = args.opponent_time_ms.unwrap_or(p.ms);

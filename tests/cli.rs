@@ -132,41 +132,33 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     assert!(diag.contains("round 2") && diag.contains("<circle"), "{diag}");
     assert!(ratings[1]["validation_losses"]["value"].as_f64().unwrap() > 0.0, "{ratings}");
     let model = run.join("models/candidate-0002.safetensors");
-    let out = zeroplay()
-        .args(["diagnose", "--run", "runs/t", "--model"])
-        .arg(&model)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    // A run-directory command on candidate 2, from the directory `local` ran in: its stdout.
+    let on_model = |args: &[&str]| {
+        let out = zeroplay().args(args).arg("--model").arg(&model).current_dir(dir.path()).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{args:?}: {text}\n{}", String::from_utf8_lossy(&out.stderr));
+        text
+    };
+    let text = on_model(&["diagnose", "--run", "runs/t"]);
     for row in ["training-split games", "held-out games", "newest third", "opening", "end"] {
         assert!(text.contains(row), "{row}:\n{text}");
     }
     let svg = std::fs::read_to_string(run.join("diagnose.svg")).unwrap();
     assert_eq!(svg.matches("<rect x=").count(), 4, "four reliability diagrams: {svg}");
     // `strength`: the documented arena, shortened, printed as the docs' rows.
-    let out = zeroplay()
-        .args([
-            "strength",
-            "--run",
-            "runs/t",
-            "-n",
-            "1",
-            "-j",
-            "1",
-            "--time-ms",
-            "5",
-            "--opponent-time-ms",
-            "5",
-        ])
-        .arg("--model")
-        .arg(&model)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let text = on_model(&[
+        "strength",
+        "--run",
+        "runs/t",
+        "-n",
+        "1",
+        "-j",
+        "1",
+        "--time-ms",
+        "5",
+        "--opponent-time-ms",
+        "5",
+    ]);
     for row in [
         "| network alone (lambda=0) | mcts:time=5ms,eval=rollout | 5 ms / 5 ms | 2026 | 1 |",
         "| mixed leaf (lambda=0.5)",

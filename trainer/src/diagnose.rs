@@ -14,7 +14,7 @@ use model::ValueNet;
 use serde::Serialize;
 
 use crate::data::Sample;
-use crate::train::{Losses, TrainSettings, evaluate_net, make_batch};
+use crate::train::{Losses, TrainSettings, evaluate_net_with};
 
 /// Calibration bins per phase (of the predicted expected score, `[0, 1]`).
 pub const BINS: usize = 10;
@@ -104,19 +104,19 @@ pub fn diagnose<G: Features>(
     samples: &[&Sample],
     s: &TrainSettings,
 ) -> Diagnosis {
-    let losses = evaluate_net::<G>(net, device, samples, s);
     let max_ply = samples.iter().map(|x| x.ply).max().unwrap_or(0);
     let third = max_ply / 3 + 1;
     let mut all = Acc::default();
     let mut parts: [Acc; 3] = Default::default();
     let p = G::POLICY_LEN;
-    for chunk in samples.chunks(s.batch_size.clamp(1, 1024)) {
-        let b = make_batch::<G>(chunk, s, device);
-        let out = net.forward(b.x);
+    let losses = evaluate_net_with::<G>(net, device, samples, s, &mut |chunk, out| {
         let wdl: Vec<f32> =
-            activation::softmax(out.wdl_logits, 1).into_data().try_to_vec().expect("f32 tensor");
-        let logits: Vec<f32> =
-            if p > 0 { out.policy_logits.into_data().try_to_vec().expect("f32 tensor") } else { Vec::new() };
+            activation::softmax(out.wdl_logits.clone(), 1).into_data().try_to_vec().expect("f32 tensor");
+        let logits: Vec<f32> = if p > 0 {
+            out.policy_logits.clone().into_data().try_to_vec().expect("f32 tensor")
+        } else {
+            Vec::new()
+        };
         for (i, x) in chunk.iter().enumerate() {
             let e = f64::from(wdl[i * 3]) + 0.5 * f64::from(wdl[i * 3 + 1]);
             let actual = [1.0, 0.5, 0.0][x.wdl as usize];
@@ -145,7 +145,7 @@ pub fn diagnose<G: Features>(
                 }
             }
         }
-    }
+    });
     Diagnosis {
         losses,
         all: all.phase(0, max_ply),

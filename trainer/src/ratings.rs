@@ -221,14 +221,15 @@ pub fn fit(results: &[Pairing], reference: &str) -> Vec<Rated> {
         }
     }
     // Variances: the diagonal of the inverse information over the free players.
+    // One elimination with every unit vector as a right-hand side: O(n³), not n solves.
     let mut var = vec![0.0f64; n];
     if n > 1 {
         let sub: Vec<Vec<f64>> = info[1..].iter().map(|r| r[1..].to_vec()).collect();
-        for k in 0..n - 1 {
-            let mut e = vec![0.0; n - 1];
-            e[k] = 1.0;
-            if let Some(col) = solve(sub.clone(), e) {
-                var[k + 1] = col[k].max(0.0);
+        let unit: Vec<Vec<f64>> =
+            (0..n - 1).map(|k| (0..n - 1).map(|j| if j == k { 1.0 } else { 0.0 }).collect()).collect();
+        if let Some(inv) = solve_many(sub, unit) {
+            for k in 0..n - 1 {
+                var[k + 1] = inv[k][k].max(0.0);
             }
         }
     }
@@ -244,7 +245,14 @@ pub fn fit(results: &[Pairing], reference: &str) -> Vec<Rated> {
 }
 
 /// Solves `a · x = b` by Gaussian elimination with partial pivoting (`None`: singular).
-fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
+fn solve(a: Vec<Vec<f64>>, b: Vec<f64>) -> Option<Vec<f64>> {
+    let rows = b.into_iter().map(|v| vec![v]).collect();
+    solve_many(a, rows).map(|x| x.into_iter().map(|r| r[0]).collect())
+}
+
+/// Solves `a · X = B` for every column of `B` (row `i` of `b` is row `i` of `B`) by one
+/// Gaussian elimination with partial pivoting (`None`: singular).
+fn solve_many(mut a: Vec<Vec<f64>>, mut b: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
     let n = b.len();
     for c in 0..n {
         let p = (c..n).max_by(|&x, &y| a[x][c].abs().total_cmp(&a[y][c].abs()))?;
@@ -259,14 +267,20 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Option<Vec<f64>> {
                 for k in c..n {
                     a[r][k] -= f * a[c][k];
                 }
-                b[r] -= f * b[c];
+                let (top, bottom) = b.split_at_mut(r);
+                for (x, y) in bottom[0].iter_mut().zip(&top[c]) {
+                    *x -= f * y;
+                }
             }
         }
     }
-    let mut x = vec![0.0; n];
+    let m = b.first().map_or(0, Vec::len);
+    let mut x = vec![vec![0.0; m]; n];
     for r in (0..n).rev() {
-        let s: f64 = (r + 1..n).map(|k| a[r][k] * x[k]).sum();
-        x[r] = (b[r] - s) / a[r][r];
+        for j in 0..m {
+            let s: f64 = (r + 1..n).map(|k| a[r][k] * x[k][j]).sum();
+            x[r][j] = (b[r][j] - s) / a[r][r];
+        }
     }
     Some(x)
 }

@@ -11,6 +11,7 @@ use burn::optim::{AdamWConfig, GradientsParams};
 use burn::prelude::*;
 use burn::tensor::{TensorData, activation};
 use engine::{Features, Rng};
+use model::net::NetOutput;
 use model::{ModelInfo, ModelMeta, NetConfig, ValueNet};
 use rand::RngExt;
 use serde::{Deserialize, Serialize};
@@ -126,15 +127,15 @@ pub struct Losses {
 }
 
 /// A batch as tensors.
-pub(crate) struct Batch {
-    pub(crate) x: Tensor<2>,
+struct Batch {
+    x: Tensor<2>,
     wdl: Tensor<2>,
     margin: Tensor<2>,
     policy: Tensor<2>,
     policy_rows: f32,
 }
 
-pub(crate) fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Device) -> Batch {
+fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Device) -> Batch {
     let margin_scale = s.margin_scale;
     let n = samples.len();
     let (f, p) = (G::FEATURE_LEN, G::POLICY_LEN.max(1));
@@ -183,7 +184,11 @@ pub(crate) fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, de
 
 /// Losses of `net` on a batch: (weighted total as a tensor, parts).
 fn losses(net: &ValueNet, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>; 3]) {
-    let out = net.forward(b.x);
+    losses_of(net.forward(b.x.clone()), b, s)
+}
+
+/// The losses of a forward pass's output `out` against batch `b`'s targets.
+fn losses_of(out: NetOutput, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>; 3]) {
     let value = (b.wdl * activation::log_softmax(out.wdl_logits, 1)).sum_dim(1).mean().neg();
     let margin = (out.margin - b.margin).powf_scalar(2.0).mean();
     let policy =
@@ -204,11 +209,25 @@ pub fn evaluate_net<G: Features>(
     samples: &[&Sample],
     s: &TrainSettings,
 ) -> Losses {
+    evaluate_net_with::<G>(net, device, samples, s, &mut |_, _| {})
+}
+
+/// [`evaluate_net`], handing each batch's positions and forward output to `each` as well
+/// (one forward pass serves the losses and whatever else is measured).
+pub(crate) fn evaluate_net_with<G: Features>(
+    net: &ValueNet,
+    device: &Device,
+    samples: &[&Sample],
+    s: &TrainSettings,
+    each: &mut dyn FnMut(&[&Sample], &NetOutput),
+) -> Losses {
     let mut sum = Losses::default();
     let mut n = 0.0;
     for chunk in samples.chunks(s.batch_size.max(1)) {
         let b = make_batch::<G>(chunk, s, device);
-        let (total, [v, m, p]) = losses(net, b, s);
+        let out = net.forward(b.x.clone());
+        each(chunk, &out);
+        let (total, [v, m, p]) = losses_of(out, b, s);
         let w = chunk.len() as f32;
         sum.total += scalar(total) * w;
         sum.value += scalar(v) * w;
