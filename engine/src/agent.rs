@@ -16,6 +16,8 @@
 //!   ([`crate::trigolden::user`]; TriGolden only, reached through [`GameAgents`]).
 //! - `trigolden-lite:time=1s,minimax=3` — a cheap simplification of it
 //!   ([`crate::trigolden::lite`]; `trigolden-seed` is its old name).
+//! - `banqi-ab:time=300ms,nodes=200000,depth=20,tt=16,flips=4,tb=5` — Banqi's expectiminimax
+//!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only).
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -192,7 +194,15 @@ pub trait GameAgents: Game {
 }
 
 impl GameAgents for crate::battlenumber::BattleNumber {}
-impl GameAgents for crate::banqi::Banqi {}
+/// Banqi's own agent: `banqi-ab:…`.
+impl GameAgents for crate::banqi::Banqi {
+    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<Self>>> {
+        match spec {
+            AgentSpec::BanqiAb(s) => Some(Box::new(crate::banqi::ab::AbAgent::new(s.clone(), name))),
+            _ => None,
+        }
+    }
+}
 
 /// A parsed agent spec string (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -205,6 +215,8 @@ pub enum AgentSpec {
     TrigoldenLite(LiteSettings),
     /// `trigolden-user:…` (TriGolden only).
     TrigoldenUser(UserSettings),
+    /// `banqi-ab:…` (Banqi only).
+    BanqiAb(crate::banqi::ab::AbSettings),
 }
 
 /// A spec string that names no agent.
@@ -268,6 +280,42 @@ impl FromStr for AgentSpec {
             }
             return Ok(AgentSpec::TrigoldenUser(user));
         }
+        if let Some(rest) = s.strip_prefix("banqi-ab") {
+            let mut ab = crate::banqi::ab::AbSettings::default();
+            for (k, v) in key_values(rest).map_err(&err)? {
+                let count = |what: &str| {
+                    v.parse::<u64>()
+                        .ok()
+                        .filter(|n| *n > 0)
+                        .ok_or_else(|| err(format!("{what} `{v}`: a positive count")))
+                };
+                match k {
+                    "time" => {
+                        ab.time = Some(
+                            parse_duration(v)
+                                .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
+                        )
+                    }
+                    "nodes" => ab.nodes = Some(count("nodes")?),
+                    "depth" => ab.depth = count("depth")?.min(100) as u8,
+                    "tt" => ab.tt_mib = count("tt")?.min(4096) as u32,
+                    "flips" => ab.near_flips = count("flips")?.min(32) as u8,
+                    "tb" => {
+                        ab.tablebase = v
+                            .parse::<u8>()
+                            .ok()
+                            .filter(|n| *n <= 8)
+                            .ok_or_else(|| err(format!("tb `{v}`: 0 (no tables) to 8 pieces")))?
+                    }
+                    _ => {
+                        return Err(err(format!(
+                            "unknown key `{k}` (known: time, nodes, depth, tt, flips, tb)"
+                        )));
+                    }
+                }
+            }
+            return Ok(AgentSpec::BanqiAb(ab));
+        }
         if let Some(rest) = s.strip_prefix("trigolden-lite").or_else(|| s.strip_prefix("trigolden-seed")) {
             let mut lite = LiteSettings::default();
             for (k, v) in key_values(rest).map_err(&err)? {
@@ -280,7 +328,7 @@ impl FromStr for AgentSpec {
         }
         let Some(rest) = s.strip_prefix("mcts") else {
             return Err(err(
-                "expected `random`, `mcts:key=value,...`, `trigolden-user:...` or `trigolden-lite:...`"
+                "expected `random`, `mcts:key=value,...`, `trigolden-user:...`, `trigolden-lite:...` or `banqi-ab:...`"
                     .into(),
             ));
         };
@@ -442,6 +490,29 @@ impl fmt::Display for AgentSpec {
                 }
                 spec_with_parts(f, "trigolden-user", &parts)
             }
+            AgentSpec::BanqiAb(s) => {
+                let d = crate::banqi::ab::AbSettings::default();
+                let mut parts = Vec::new();
+                if let Some(t) = s.time {
+                    parts.push(format!("time={}ms", t.as_millis()));
+                }
+                if let Some(n) = s.nodes {
+                    parts.push(format!("nodes={n}"));
+                }
+                if s.depth != d.depth {
+                    parts.push(format!("depth={}", s.depth));
+                }
+                if s.tt_mib != d.tt_mib {
+                    parts.push(format!("tt={}", s.tt_mib));
+                }
+                if s.near_flips != d.near_flips {
+                    parts.push(format!("flips={}", s.near_flips));
+                }
+                if s.tablebase != d.tablebase {
+                    parts.push(format!("tb={}", s.tablebase));
+                }
+                spec_with_parts(f, "banqi-ab", &parts)
+            }
         }
     }
 }
@@ -525,7 +596,7 @@ impl AgentSpec {
                 };
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
             }
-            AgentSpec::TrigoldenLite(_) | AgentSpec::TrigoldenUser(_) => {
+            AgentSpec::TrigoldenLite(_) | AgentSpec::TrigoldenUser(_) | AgentSpec::BanqiAb(_) => {
                 G::game_agent(self, self.to_string())
                     .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME))?
             }
@@ -621,11 +692,18 @@ mod tests {
             "mcts:time=500ms,eval=net,model=m.safetensors,knowledge=0.5",
             "mcts:sims=64,eval=net,model=m.safetensors,mix=0.25",
             "mcts:time=100ms,eval=net,model=m.safetensors,lambda=0.5,batch=8",
+            "banqi-ab",
+            "banqi-ab:time=300ms,nodes=5000,depth=12,tt=4,flips=6,tb=0",
         ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();
             assert_eq!(spec, again, "{s}");
+            assert_eq!(spec.to_string(), s);
         }
+        // A game's own agent is refused by the other games.
+        let ab: AgentSpec = "banqi-ab:nodes=100".parse().unwrap();
+        assert!(ab.build_with::<crate::battlenumber::BattleNumber>(&|_, _| Err("no".into())).is_err());
+        assert_eq!(ab.build::<crate::banqi::Banqi>().name(), "banqi-ab:nodes=100");
         let AgentSpec::Mcts(m) = "mcts:time=1.5s".parse().unwrap() else { panic!() };
         assert_eq!(m.time, Some(Duration::from_millis(1500)));
         assert_eq!(m.eval, EvalSpec::Rollout { playouts: 1 });
@@ -643,6 +721,9 @@ mod tests {
             "alphazero",
             "mcts:sims=0",
             "mcts:sims=abc",
+            "banqi-ab:depth=0",
+            "banqi-ab:time=3",
+            "banqi-ab:sims=100",
             "mcts:time=5",
             "mcts:eval=nn",
             "mcts:eval=net",

@@ -19,9 +19,11 @@
 //! The position key is a Zobrist hash kept incrementally; the keys of the positions since the
 //! last flip or capture (at most 61) are kept for the repetition rule.
 
+pub mod ab;
 pub mod features;
 pub mod render;
 mod setup;
+pub mod tablebase;
 
 use std::fmt;
 

@@ -1,0 +1,633 @@
+//! An endgame tablebase for Banqi positions with at most [`MAX_PIECES`] pieces, all face up.
+//!
+//! One table per material (the piece codes on the board, both colours present), built by
+//! retrograde analysis when first asked for and kept in memory:
+//!
+//! 1. Every position is indexed by its pieces' squares (`32^k`, pieces in code order; squares
+//!    that collide are never reached) and the colour to move.
+//! 2. Captures leave the table. Their results come from the smaller table, read with the quiet
+//!    count at 0 (a capture resets it), so a win that would need more than 60 quiet plies there
+//!    counts as the draw it is. A capture that wins at once, or into a lost position for the
+//!    opponent, is a win in 1; a side with no legal move has lost (distance 0).
+//! 3. The quiet moves are resolved backwards, level by level: a position whose opponent has
+//!    lost at distance `d` is won at `d + 1` for every predecessor (the previous mover's
+//!    pieces stepped back to an empty neighbour); a position all of whose moves lead to the
+//!    opponent's wins is lost at one more than the longest of them. What is never resolved is
+//!    a draw (the play can go on for ever, so repetition or the 60-ply rule ends it).
+//!
+//! Distances count plies to the next capture or the end of the game (DTZ), which is what the
+//! 60-ply rule needs: a position `q` quiet plies after the last flip or capture is decided
+//! only if `q + d ≤ 60` ([`Tablebase::probe`]); otherwise the losing side can run the clock
+//! out.
+
+use std::collections::HashMap;
+
+use super::{Banqi, FACE_DOWN, Kind, NEIGHBOURS, NO_PROGRESS_LIMIT, SQUARES};
+
+/// Most pieces a table holds.
+pub const MAX_PIECES: usize = 4;
+
+/// A tablebase result for the side to move.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Wdl {
+    /// Won: the winner can force a capture or the end of the game within this many plies
+    /// (and what follows is still won).
+    Win(u16),
+    /// Lost: the loser can hold the capture or the end off for this many plies, no more.
+    Loss(u16),
+    /// Drawn.
+    Draw,
+}
+
+const DRAW: u16 = 0;
+const LOSS: u16 = 0x8000;
+
+fn decode(v: u16) -> Wdl {
+    match v {
+        DRAW => Wdl::Draw,
+        v if v & LOSS != 0 => Wdl::Loss(v & !LOSS),
+        v => Wdl::Win(v),
+    }
+}
+
+/// Applies the 60-ply rule to a result `quiet` plies after the last capture or flip.
+fn with_clock(w: Wdl, quiet: u8) -> Wdl {
+    let left = u16::from(NO_PROGRESS_LIMIT.saturating_sub(quiet));
+    match w {
+        Wdl::Win(d) | Wdl::Loss(d) if d > left => Wdl::Draw,
+        w => w,
+    }
+}
+
+struct Table {
+    values: Vec<u16>,
+}
+
+/// The tables built so far.
+#[derive(Default)]
+pub struct Tablebase {
+    tables: HashMap<Vec<u8>, Table>,
+}
+
+fn colour(code: u8) -> usize {
+    usize::from(code / 7)
+}
+
+fn kind(code: u8) -> Kind {
+    Kind::ALL[usize::from(code % 7)]
+}
+
+/// `32^k`.
+fn positions(k: usize) -> usize {
+    1 << (5 * k)
+}
+
+fn index(squares: &[u8], side: usize) -> usize {
+    squares.iter().fold(side, |i, &s| (i << 5) | usize::from(s))
+}
+
+/// The pieces and squares of `pos` in code order, if it is a table position.
+fn material_of(pos: &Banqi) -> Option<(Vec<u8>, Vec<u8>, usize)> {
+    if pos.pending.is_some() || pos.pool.iter().any(|&n| n > 0) {
+        return None;
+    }
+    let side = pos.colour_to_move()?.index();
+    let mut pieces: Vec<(u8, u8)> = Vec::with_capacity(MAX_PIECES);
+    for (s, &c) in pos.board.iter().enumerate() {
+        if c < FACE_DOWN {
+            if pieces.len() == MAX_PIECES {
+                return None;
+            }
+            pieces.push((c, s as u8));
+        }
+    }
+    pieces.sort_unstable();
+    let codes: Vec<u8> = pieces.iter().map(|p| p.0).collect();
+    let squares: Vec<u8> = pieces.iter().map(|p| p.1).collect();
+    Some((codes, squares, side))
+}
+
+/// Whether a material has both colours (a table exists only then).
+fn both_colours(material: &[u8]) -> bool {
+    material.iter().any(|&c| colour(c) == 0) && material.iter().any(|&c| colour(c) == 1)
+}
+
+/// A move inside a position of a table: piece `piece` to square `to`, taking piece `taken`.
+#[derive(Copy, Clone)]
+struct TbMove {
+    piece: usize,
+    to: u8,
+    taken: Option<usize>,
+}
+
+/// The legal actions of the side `side` with pieces `codes` on `squares`.
+fn moves(codes: &[u8], squares: &[u8], side: usize, out: &mut Vec<TbMove>) {
+    out.clear();
+    let mut board = [u8::MAX; SQUARES];
+    for (i, &s) in squares.iter().enumerate() {
+        board[usize::from(s)] = i as u8;
+    }
+    for (i, (&c, &s)) in codes.iter().zip(squares).enumerate() {
+        if colour(c) != side {
+            continue;
+        }
+        let k = kind(c);
+        for dir in 0..4 {
+            let t = NEIGHBOURS[usize::from(s)][dir];
+            if t == u8::MAX {
+                continue;
+            }
+            match board[usize::from(t)] {
+                u8::MAX => out.push(TbMove { piece: i, to: t, taken: None }),
+                j => {
+                    let j = usize::from(j);
+                    if colour(codes[j]) != side && k.takes_adjacent(kind(codes[j])) {
+                        out.push(TbMove { piece: i, to: t, taken: Some(j) });
+                    }
+                }
+            }
+            if k == Kind::Cannon {
+                // Jump: past the first occupied square, the next occupied one.
+                let mut x = t;
+                let mut screened = false;
+                while x != u8::MAX {
+                    let j = board[usize::from(x)];
+                    if j != u8::MAX {
+                        if screened {
+                            if colour(codes[usize::from(j)]) != side {
+                                out.push(TbMove { piece: i, to: x, taken: Some(usize::from(j)) });
+                            }
+                            break;
+                        }
+                        screened = true;
+                    }
+                    x = NEIGHBOURS[usize::from(x)][dir];
+                }
+            }
+        }
+    }
+}
+
+impl Tablebase {
+    /// An empty tablebase.
+    pub fn new() -> Tablebase {
+        Tablebase::default()
+    }
+
+    /// Tables built.
+    pub fn tables(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Memory the tables use, in bytes.
+    pub fn bytes(&self) -> usize {
+        self.tables.values().map(|t| t.values.len() * 2).sum()
+    }
+
+    /// The result of `pos` for the side to move, under the 60-ply rule, if `pos` is a table
+    /// position whose table is built.
+    pub fn probe(&self, pos: &Banqi) -> Option<Wdl> {
+        let (codes, squares, side) = material_of(pos)?;
+        let t = self.tables.get(&codes)?;
+        Some(with_clock(decode(t.values[index(&squares, side)]), pos.quiet))
+    }
+
+    /// Builds every table `pos` can reach by captures (nothing if it has face-down pieces or
+    /// more than `max_now` pieces). Returns how many tables were built.
+    pub fn prepare(&mut self, pos: &Banqi, max_now: usize) -> usize {
+        if pos.pool.iter().any(|&n| n > 0) {
+            return 0;
+        }
+        let mut codes: Vec<u8> = pos.board.iter().copied().filter(|&c| c < FACE_DOWN).collect();
+        if codes.len() > max_now {
+            return 0;
+        }
+        codes.sort_unstable();
+        let before = self.tables.len();
+        // Every sub-multiset of at most MAX_PIECES pieces: drop pieces until small enough.
+        let mut stack = vec![codes];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(m) = stack.pop() {
+            if !both_colours(&m) || !seen.insert(m.clone()) {
+                continue;
+            }
+            if m.len() <= MAX_PIECES {
+                self.build(&m);
+                continue;
+            }
+            for i in 0..m.len() {
+                let mut sub = m.clone();
+                sub.remove(i);
+                stack.push(sub);
+            }
+        }
+        self.tables.len() - before
+    }
+
+    /// Builds the table of `material` (piece codes, ascending, both colours, at most
+    /// [`MAX_PIECES`]) and the tables its captures lead to.
+    ///
+    /// # Panics
+    /// If `material` is not such a list.
+    pub fn build(&mut self, material: &[u8]) {
+        assert!(
+            (2..=MAX_PIECES).contains(&material.len())
+                && material.is_sorted()
+                && material.iter().all(|&c| c < 14)
+                && both_colours(material),
+            "a table's material is 2 to {MAX_PIECES} piece codes, ascending, of both colours: {material:?}"
+        );
+        if self.tables.contains_key(material) {
+            return;
+        }
+        for i in 0..material.len() {
+            let mut sub = material.to_vec();
+            sub.remove(i);
+            if both_colours(&sub) {
+                self.build(&sub);
+            }
+        }
+        let table = self.retrograde(material);
+        self.tables.insert(material.to_vec(), table);
+    }
+
+    fn retrograde(&self, codes: &[u8]) -> Table {
+        let k = codes.len();
+        let n = 2 * positions(k);
+        let mut values = vec![DRAW; n];
+        // Moves left that do not lose; u8::MAX: undecided forever (a draw by capture exists).
+        let mut left = vec![0u8; n];
+        let mut decided = vec![false; n];
+        let mut levels: Vec<Vec<u32>> = vec![Vec::new(), Vec::new()];
+        let mut squares = vec![0u8; k];
+        let mut buf = Vec::with_capacity(32);
+        let mut sub_squares = Vec::with_capacity(k);
+        let mut sub_codes = Vec::with_capacity(k);
+        for idx in 0..n {
+            let side = idx >> (5 * k);
+            for (i, s) in squares.iter_mut().enumerate() {
+                *s = ((idx >> (5 * (k - 1 - i))) & 31) as u8;
+            }
+            if (1..k).any(|i| squares[..i].contains(&squares[i])) {
+                decided[idx] = true;
+                continue;
+            }
+            moves(codes, &squares, side, &mut buf);
+            let (mut quiet, mut win, mut escape) = (0u32, false, false);
+            for m in &buf {
+                let Some(j) = m.taken else {
+                    quiet += 1;
+                    continue;
+                };
+                sub_codes.clear();
+                sub_squares.clear();
+                for i in 0..k {
+                    if i != j {
+                        sub_codes.push(codes[i]);
+                        sub_squares.push(if i == m.piece { m.to } else { squares[i] });
+                    }
+                }
+                if !sub_codes.iter().any(|&c| colour(c) != side) {
+                    win = true; // the last enemy piece taken
+                    break;
+                }
+                let t = &self.tables[&sub_codes];
+                match with_clock(decode(t.values[index(&sub_squares, 1 - side)]), 0) {
+                    Wdl::Loss(_) => {
+                        win = true;
+                        break;
+                    }
+                    Wdl::Draw => escape = true,
+                    Wdl::Win(_) => {}
+                }
+            }
+            if win {
+                values[idx] = 1;
+                decided[idx] = true;
+                levels[1].push(idx as u32);
+            } else if buf.is_empty() {
+                values[idx] = LOSS;
+                decided[idx] = true;
+                levels[0].push(idx as u32);
+            } else if escape {
+                left[idx] = u8::MAX;
+            } else if quiet == 0 {
+                // Only captures that lose: the loser takes and loses at once.
+                values[idx] = LOSS | 1;
+                decided[idx] = true;
+                levels[1].push(idx as u32);
+            } else {
+                left[idx] = quiet as u8;
+            }
+        }
+        let mut d = 0;
+        while d < levels.len() {
+            let level = std::mem::take(&mut levels[d]);
+            for &idx in &level {
+                let idx = idx as usize;
+                let lost = values[idx] & LOSS != 0;
+                let side = idx >> (5 * k);
+                for (i, s) in squares.iter_mut().enumerate() {
+                    *s = ((idx >> (5 * (k - 1 - i))) & 31) as u8;
+                }
+                // The previous mover is the other side: step one of its pieces back.
+                let mover = 1 - side;
+                for i in 0..k {
+                    if colour(codes[i]) != mover {
+                        continue;
+                    }
+                    let at = squares[i];
+                    for &from in &NEIGHBOURS[usize::from(at)] {
+                        if from == u8::MAX || squares.contains(&from) {
+                            continue;
+                        }
+                        squares[i] = from;
+                        let p = index(&squares, mover);
+                        squares[i] = at;
+                        if decided[p] {
+                            continue;
+                        }
+                        if lost {
+                            values[p] = (d + 1) as u16;
+                            decided[p] = true;
+                            push(&mut levels, d + 1, p);
+                        } else if left[p] != u8::MAX {
+                            left[p] -= 1;
+                            if left[p] == 0 {
+                                values[p] = LOSS | (d + 1) as u16;
+                                decided[p] = true;
+                                push(&mut levels, d + 1, p);
+                            }
+                        }
+                    }
+                }
+            }
+            d += 1;
+        }
+        Table { values }
+    }
+}
+
+fn push(levels: &mut Vec<Vec<u32>>, d: usize, idx: usize) {
+    if levels.len() <= d {
+        levels.resize_with(d + 1, Vec::new);
+    }
+    levels[d].push(idx as u32);
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::RngExt;
+
+    use super::*;
+    use crate::banqi::{Colour, EMPTY, Piece};
+    use crate::game::Game;
+
+    fn pos(text: &str) -> Banqi {
+        Banqi::from_position_string(text).unwrap()
+    }
+
+    fn code(c: char) -> u8 {
+        Piece::from_letter(c).unwrap().code()
+    }
+
+    fn built(text: &str) -> (Tablebase, Banqi) {
+        let p = pos(text);
+        let mut tb = Tablebase::new();
+        tb.prepare(&p, MAX_PIECES);
+        (tb, p)
+    }
+
+    #[test]
+    fn taking_the_last_piece_wins_in_one() {
+        let (tb, p) = built("8/8/8/Rh6 r - 0 1");
+        assert_eq!(tb.probe(&p), Some(Wdl::Win(1)));
+        // The horse to move cannot take the chariot; it runs, on the parity that saves it.
+        let (tb, p) = built("8/8/8/Rh6 b - 0 1");
+        assert_eq!(tb.probe(&p), Some(Wdl::Draw));
+    }
+
+    #[test]
+    fn a_lone_chaser_on_the_wrong_parity_never_catches_a_runner() {
+        // Chariot against horse: every move changes the Manhattan distance by one, so with the
+        // distance even when the chariot is to move it never stands next to the horse on its
+        // own turn. Those positions are draws; with the distance odd, the table decides.
+        let mut tb = Tablebase::new();
+        let m = vec![code('R'), code('h')];
+        tb.build(&m);
+        let table = &tb.tables[&m];
+        let (mut draws, mut odd_wins) = (0, 0);
+        for r in 0..32u8 {
+            for h in 0..32u8 {
+                if r == h {
+                    continue;
+                }
+                let dist = (r % 8).abs_diff(h % 8) + (r / 8).abs_diff(h / 8);
+                let v = decode(table.values[index(&[r, h], 0)]);
+                if dist % 2 == 0 {
+                    assert_eq!(v, Wdl::Draw, "R {r} h {h}");
+                    draws += 1;
+                } else if matches!(v, Wdl::Win(_)) {
+                    odd_wins += 1;
+                }
+                // The horse never wins: it cannot take the chariot.
+                assert!(!matches!(v, Wdl::Loss(_)), "R {r} h {h}: {v:?}");
+            }
+        }
+        assert!(draws > 400 && odd_wins > 0, "{draws} draws, {odd_wins} odd wins");
+    }
+
+    #[test]
+    fn the_sixty_ply_rule_turns_slow_wins_into_draws() {
+        let mut tb = Tablebase::new();
+        let m = vec![code('R'), code('h')];
+        tb.build(&m);
+        let table = &tb.tables[&m];
+        let (idx, d) = (0..table.values.len())
+            .filter_map(|i| match decode(table.values[i]) {
+                Wdl::Win(d) if (4..60).contains(&d) => Some((i, d)),
+                _ => None,
+            })
+            .max_by_key(|x| x.1)
+            .expect("a slow win");
+        let (r, h) = (((idx >> 5) & 31) as u8, (idx & 31) as u8);
+        let mut cells = ['.'; 32];
+        cells[r as usize] = 'R';
+        cells[h as usize] = 'h';
+        let text = |quiet: u8| {
+            let rows: Vec<String> = (0..4)
+                .rev()
+                .map(|row| {
+                    let mut s = String::new();
+                    let mut run = 0;
+                    for col in 0..8 {
+                        let c = cells[row * 8 + col];
+                        if c == '.' {
+                            run += 1;
+                        } else {
+                            if run > 0 {
+                                s.push_str(&run.to_string());
+                                run = 0;
+                            }
+                            s.push(c);
+                        }
+                    }
+                    if run > 0 {
+                        s.push_str(&run.to_string());
+                    }
+                    s
+                })
+                .collect();
+            format!("{} r - {quiet} 1", rows.join("/"))
+        };
+        let exact = NO_PROGRESS_LIMIT - d as u8;
+        assert_eq!(tb.probe(&pos(&text(exact))), Some(Wdl::Win(d)));
+        assert_eq!(tb.probe(&pos(&text(exact + 1))), Some(Wdl::Draw));
+    }
+
+    /// The result within `depth` plies by plain minimax over the game's own rules: a capture
+    /// that leaves the game going is scored by the smaller table (already checked itself).
+    fn plain(p: &Banqi, depth: u16, tb: &Tablebase) -> Option<Wdl> {
+        if depth == 0 {
+            return None;
+        }
+        let mut actions = Vec::new();
+        p.legal_actions(&mut actions);
+        let me = p.side();
+        let (mut best_win, mut worst_loss, mut unknown) = (None::<u16>, None::<u16>, false);
+        for a in actions {
+            let mut c = p.clone();
+            c.play_unchecked(a);
+            let pieces = |g: &Banqi| g.board.iter().filter(|&&x| x < FACE_DOWN).count();
+            let v = if let Some(o) = c.outcome() {
+                match o.winner() {
+                    Some(w) if w == me => Some(Wdl::Win(1)),
+                    Some(_) => Some(Wdl::Loss(1)),
+                    None => None,
+                }
+            } else if pieces(&c) < pieces(p) {
+                match tb.probe(&c).expect("the smaller table") {
+                    Wdl::Loss(_) => Some(Wdl::Win(1)),
+                    Wdl::Win(_) => Some(Wdl::Loss(1)),
+                    Wdl::Draw => None,
+                }
+            } else {
+                match plain(&c, depth - 1, tb) {
+                    Some(Wdl::Loss(d)) => Some(Wdl::Win(d + 1)),
+                    Some(Wdl::Win(d)) => Some(Wdl::Loss(d + 1)),
+                    _ => None,
+                }
+            };
+            match v {
+                Some(Wdl::Win(d)) => best_win = Some(best_win.map_or(d, |b| b.min(d))),
+                Some(Wdl::Loss(d)) => worst_loss = Some(worst_loss.map_or(d, |b| b.max(d))),
+                _ => unknown = true,
+            }
+        }
+        if let Some(d) = best_win {
+            Some(Wdl::Win(d))
+        } else if unknown {
+            None
+        } else {
+            worst_loss.map(Wdl::Loss)
+        }
+    }
+
+    #[test]
+    fn random_endings_agree_with_a_plain_search() {
+        let mut rng = crate::rng_from_seed(3);
+        let letters = ['G', 'A', 'E', 'R', 'H', 'C', 'S'];
+        let mut tb = Tablebase::new();
+        let (mut checked, mut decided) = (0, 0);
+        while checked < 300 {
+            let k = rng.random_range(2..=3usize);
+            let mut cells = [EMPTY; SQUARES];
+            let mut used = Vec::new();
+            for i in 0..k {
+                let colour = if i == 0 {
+                    Colour::Red
+                } else if i == 1 {
+                    Colour::Black
+                } else {
+                    Colour::from_index(rng.random_range(0..2))
+                };
+                let kind = letters[rng.random_range(0..7)];
+                let piece =
+                    Piece::from_letter(if colour == Colour::Red { kind } else { kind.to_ascii_lowercase() })
+                        .unwrap();
+                let mut s;
+                loop {
+                    s = rng.random_range(0..32usize);
+                    if !used.contains(&s) {
+                        break;
+                    }
+                }
+                used.push(s);
+                cells[s] = piece.code();
+            }
+            let mut p = pos("8/8/8/Rh6 r - 0 1");
+            p.board = cells;
+            p.first_colour = Some(Colour::Red);
+            p.side = if rng.random_bool(0.5) { crate::game::Seat::First } else { crate::game::Seat::Second };
+            p.key = p.compute_key();
+            p.history[0] = p.key;
+            p.settle();
+            if p.outcome().is_some() {
+                continue;
+            }
+            tb.prepare(&p, MAX_PIECES);
+            let table = tb.probe(&p).unwrap();
+            let horizon = 6;
+            let searched = plain(&p, horizon, &tb);
+            match table {
+                Wdl::Win(d) | Wdl::Loss(d) if d <= horizon => {
+                    assert_eq!(searched, Some(table), "{p}");
+                    decided += 1;
+                }
+                _ => assert_eq!(searched, None, "{p}: table {table:?}"),
+            }
+            checked += 1;
+        }
+        assert!(decided > 25, "only {decided} of {checked} decided within the horizon");
+    }
+
+    #[test]
+    fn four_piece_tables_agree_with_a_plain_search() {
+        // King and pawn against advisor and pawn, at random placements.
+        let material = [code('G'), code('S'), code('a'), code('s')];
+        let mut sorted = material.to_vec();
+        sorted.sort_unstable();
+        let mut tb = Tablebase::new();
+        tb.build(&sorted);
+        assert_eq!(tb.tables(), 9, "the table, four of three pieces and four of two (both colours)");
+        let mut rng = crate::rng_from_seed(9);
+        let (mut checked, mut decided) = (0, 0);
+        while checked < 40 {
+            let mut p = pos("8/8/8/Rh6 r - 0 1");
+            p.board = [EMPTY; SQUARES];
+            let mut free: Vec<usize> = (0..SQUARES).collect();
+            for &c in &material {
+                let s = free.swap_remove(rng.random_range(0..free.len()));
+                p.board[s] = c;
+            }
+            p.side = if rng.random_bool(0.5) { crate::game::Seat::First } else { crate::game::Seat::Second };
+            p.key = p.compute_key();
+            p.history[0] = p.key;
+            p.settle();
+            if p.outcome().is_some() {
+                continue;
+            }
+            let table = tb.probe(&p).expect("a table position");
+            let horizon = 4;
+            match (table, plain(&p, horizon, &tb)) {
+                (Wdl::Win(d) | Wdl::Loss(d), searched) if d <= horizon => {
+                    assert_eq!(searched, Some(table), "{p}");
+                    decided += 1;
+                }
+                (_, searched) => assert_eq!(searched, None, "{p}: table {table:?}"),
+            }
+            checked += 1;
+        }
+        assert!(decided > 5, "only {decided} of {checked} decided within the horizon");
+    }
+}
