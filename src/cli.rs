@@ -441,8 +441,12 @@ pub struct UciArgs {
     /// The game (the protocol is Banqi's).
     #[arg(short, long, value_parser = game_kind(), default_value = "banqi")]
     pub game: GameKind,
+    /// How to search: `ab` (banqi-ab: expectiminimax with endgame tables; the default without
+    /// --model) or `mcts` (MCTS with chance nodes; the default with --model).
+    #[arg(long, value_enum)]
+    pub search: Option<UciSearch>,
     /// A trained model file: MCTS with its priors and its value mixed with a random playout.
-    /// Without one, MCTS with random-playout leaves.
+    /// Without one (and with --search mcts), MCTS with random-playout leaves.
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// With --model: share of the random playout in each leaf value (0: the network alone).
@@ -454,6 +458,15 @@ pub struct UciArgs {
     /// Seed of the search's randomness (each `go` derives its own from it).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// `zeroplay uci --search`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum UciSearch {
+    /// banqi-ab: expectiminimax with alpha-beta, chance nodes and endgame tables.
+    Ab,
+    /// MCTS with chance nodes (random-playout leaves, or the network with --model).
+    Mcts,
 }
 
 fn unit_interval(s: &str) -> Result<f32, String> {

@@ -20,18 +20,26 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
+use engine::banqi::ab::{AbSettings, SearchResult, Searcher, WIN, Weights};
 use engine::banqi::{Action, Banqi};
 use engine::eval::Evaluator;
 use engine::game::{Actor, Game};
 use engine::mcts::{Budget, Mcts, MctsConfig, Progress};
 
-use crate::cli::UciArgs;
+use crate::cli::{UciArgs, UciSearch};
 
-/// The engine's side of the protocol: one position, one evaluator.
+/// How a session searches.
+enum Engine {
+    /// MCTS with chance nodes and this leaf evaluator (a network, or random playouts).
+    Mcts { evaluator: Arc<dyn Evaluator<Banqi>>, config: MctsConfig },
+    /// `banqi-ab`, whose tables carry over from move to move.
+    AlphaBeta(Box<Searcher>),
+}
+
+/// The engine's side of the protocol: one position, one searcher.
 pub struct Session {
     state: Banqi,
-    evaluator: Arc<dyn Evaluator<Banqi>>,
-    config: MctsConfig,
+    engine: Engine,
     default_movetime: Duration,
     seed: u64,
     searches: u64,
@@ -47,10 +55,19 @@ pub enum Next {
 }
 
 impl Session {
-    /// A session at the start position.
+    /// A session at the start position that searches with MCTS and `evaluator`.
     pub fn new(evaluator: Arc<dyn Evaluator<Banqi>>, default_movetime: Duration, seed: u64) -> Session {
         let config = MctsConfig { batch_size: evaluator.preferred_batch(), ..MctsConfig::default() };
-        Session { state: Banqi::start(), evaluator, config, default_movetime, seed, searches: 0 }
+        let engine = Engine::Mcts { evaluator, config };
+        Session { state: Banqi::start(), engine, default_movetime, seed, searches: 0 }
+    }
+
+    /// A session at the start position that searches with `banqi-ab` (default settings; the
+    /// budget comes from each `go`).
+    pub fn alpha_beta(default_movetime: Duration, seed: u64) -> Session {
+        let searcher = Searcher::new(AbSettings::default(), Weights::default());
+        let engine = Engine::AlphaBeta(Box::new(searcher));
+        Session { state: Banqi::start(), engine, default_movetime, seed, searches: 0 }
     }
 
     /// The current position.
@@ -121,7 +138,8 @@ impl Session {
         Ok(())
     }
 
-    fn budget(&self, args: &[&str]) -> Result<Budget, String> {
+    /// The time and node limits of a `go`.
+    fn budget(&self, args: &[&str]) -> Result<(Option<Duration>, Option<u64>), String> {
         let mut it = args.iter();
         let mut movetime = None;
         let mut nodes = None;
@@ -155,12 +173,9 @@ impl Session {
             })
         });
         Ok(match (time, nodes) {
-            (None, None) => Budget::time(self.default_movetime),
-            (t, n) => Budget {
-                sims: n,
-                // A few milliseconds for replying.
-                deadline: t.map(|t| Instant::now() + t.saturating_sub(Duration::from_millis(3))),
-            },
+            (None, None) => (Some(self.default_movetime), None),
+            // A few milliseconds for replying.
+            (t, n) => (t.map(|t| t.saturating_sub(Duration::from_millis(3))), n),
         })
     }
 
@@ -185,14 +200,31 @@ impl Session {
         let start = Instant::now();
         let best = if legal.len() == 1 {
             legal[0]
+        } else if let Engine::AlphaBeta(searcher) = &mut self.engine {
+            searcher.set_budget(budget.0, budget.1);
+            let mut lines = Vec::new();
+            let mut last = Instant::now();
+            let result = searcher.search(&self.state, |r, elapsed| {
+                if last.elapsed() >= Duration::from_millis(500) {
+                    last = Instant::now();
+                    lines.push(ab_info_line(r, elapsed));
+                }
+            });
+            for l in lines {
+                writeln!(out, "{l}")?;
+            }
+            writeln!(out, "{}", ab_info_line(&result, start.elapsed()))?;
+            result.best
         } else {
-            let mut tree = Mcts::new(self.state.clone(), self.config.clone());
+            let Engine::Mcts { evaluator, config } = &self.engine else { unreachable!("matched above") };
+            let budget = Budget { sims: budget.1, deadline: budget.0.map(|t| Instant::now() + t) };
+            let mut tree = Mcts::new(self.state.clone(), config.clone());
             let mut rng = engine::rng_from_seed(engine::derive_seed(self.seed, self.searches));
             self.searches += 1;
-            self.evaluator.begin_move();
+            evaluator.begin_move();
             let mut last = Instant::now();
             let mut lines = Vec::new();
-            tree.search(self.evaluator.as_ref(), budget, &mut rng, &mut |p: &Progress<Action>| {
+            tree.search(evaluator.as_ref(), budget, &mut rng, &mut |p: &Progress<Action>| {
                 if last.elapsed() >= Duration::from_millis(500) {
                     last = Instant::now();
                     lines.push(info_line(p, &[]));
@@ -243,6 +275,26 @@ fn info_line(p: &Progress<Action>, pv: &[Action]) -> String {
     s
 }
 
+/// `banqi-ab`'s `info` line: depth (of the last finished iteration), nodes, time, nps,
+/// score (centipawn-like points; `mate` for a forced result, in plies), pv (the move).
+fn ab_info_line(r: &SearchResult, elapsed: Duration) -> String {
+    let ms = elapsed.as_millis().max(1);
+    let score = if r.score.abs() >= WIN - 1_000 {
+        let plies = WIN - r.score.abs();
+        format!("mate {}", if r.score > 0 { plies } else { -plies })
+    } else {
+        format!("cp {}", r.score)
+    };
+    format!(
+        "info depth {} nodes {} time {} nps {} score {score} pv {}",
+        r.depth,
+        r.nodes,
+        ms,
+        u128::from(r.nodes) * 1000 / ms,
+        r.best
+    )
+}
+
 /// Runs the command: reads stdin until `quit` or end of input.
 ///
 /// # Errors
@@ -251,15 +303,31 @@ pub fn run(args: UciArgs) -> Result<()> {
     if args.game != engine::GameKind::Banqi {
         anyhow::bail!("the match protocol is for Banqi: `zeroplay uci --game banqi`");
     }
-    let evaluator: Arc<dyn Evaluator<Banqi>> = match &args.model {
-        Some(path) => {
-            let leaf = engine::LeafSettings { lambda: args.lambda, ..engine::LeafSettings::served() };
-            crate::netload::loader::<Banqi>()(&path.to_string_lossy(), &leaf).map_err(anyhow::Error::msg)?
+    let movetime = Duration::from_millis(args.movetime);
+    let search = args.search.unwrap_or(if args.model.is_some() { UciSearch::Mcts } else { UciSearch::Ab });
+    let mut session = match (search, &args.model) {
+        (UciSearch::Ab, Some(_)) => {
+            anyhow::bail!("--search ab takes no --model: the network plays through MCTS (--search mcts)")
         }
-        None => engine::LeafSettings::default().without_net(),
+        (UciSearch::Ab, None) => {
+            tracing::info!(
+                "zeroplay uci: banqi-ab (expectiminimax with endgame tables); reading commands on stdin"
+            );
+            Session::alpha_beta(movetime, args.seed)
+        }
+        (UciSearch::Mcts, model) => {
+            let evaluator: Arc<dyn Evaluator<Banqi>> = match model {
+                Some(path) => {
+                    let leaf = engine::LeafSettings { lambda: args.lambda, ..engine::LeafSettings::served() };
+                    crate::netload::loader::<Banqi>()(&path.to_string_lossy(), &leaf)
+                        .map_err(anyhow::Error::msg)?
+                }
+                None => engine::LeafSettings::default().without_net(),
+            };
+            tracing::info!(evaluator = %evaluator.name(), "zeroplay uci: MCTS; reading commands on stdin");
+            Session::new(evaluator, movetime, args.seed)
+        }
     };
-    tracing::info!(evaluator = %evaluator.name(), "zeroplay uci: reading commands on stdin");
-    let mut session = Session::new(evaluator, Duration::from_millis(args.movetime), args.seed);
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -315,12 +383,18 @@ mod tests {
 
     #[test]
     fn go_finds_the_only_winning_capture() {
-        let mut s = session();
-        // Red's king takes black's last piece; anything else lets black's king live.
+        for mut s in [session(), Session::alpha_beta(Duration::from_millis(50), 1)] {
+            // Red's king takes black's last piece; anything else lets black's king live.
+            say(&mut s, "position fen 8/8/Gg6/8 r - 0 1");
+            let out = say(&mut s, "go nodes 200");
+            assert_eq!(out.last().unwrap(), "bestmove a1b1", "{out:?}");
+            assert!(out.iter().any(|l| l.starts_with("info depth")));
+        }
+        // banqi-ab reports the win as a mate in one ply.
+        let mut s = Session::alpha_beta(Duration::from_millis(50), 1);
         say(&mut s, "position fen 8/8/Gg6/8 r - 0 1");
-        let out = say(&mut s, "go nodes 200");
-        assert_eq!(out.last().unwrap(), "bestmove a1b1", "{out:?}");
-        assert!(out.iter().any(|l| l.starts_with("info depth")));
+        let out = say(&mut s, "go movetime 30");
+        assert!(out.iter().any(|l| l.contains("score mate 1")), "{out:?}");
     }
 
     #[test]

@@ -1,11 +1,15 @@
 //! Banqi benchmarks: random playouts from the start (flips, moves and reveals, to the end of
-//! the game) and MCTS simulations with the rollout evaluator, from the start and from a
-//! middle-game position. Run: `cargo bench -p zeroplay-engine --bench banqi`.
+//! the game), MCTS simulations with the rollout evaluator, `banqi-ab`'s nodes per second
+//! (from the start and from a middle-game position; throughput = nodes of a fixed-node
+//! search), and building the endgame tables (every 3-piece table a position reaches, and one
+//! 4-piece table with its smaller ones). Run: `cargo bench -p zeroplay-engine --bench banqi`.
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use engine::banqi::Banqi;
+use engine::banqi::ab::{AbSettings, Searcher, Weights};
+use engine::banqi::tablebase::Tablebase;
 use engine::eval::Rollout;
 use engine::game::Game;
 use engine::mcts::{Budget, Mcts, MctsConfig};
@@ -46,5 +50,44 @@ fn mcts(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, playouts, mcts);
+fn alpha_beta(c: &mut Criterion) {
+    let mut g = c.benchmark_group("banqi_ab_nodes");
+    const NODES: u64 = 200_000;
+    g.throughput(Throughput::Elements(NODES));
+    g.sample_size(10);
+    for (name, pos) in [("start", Banqi::start()), ("middle", Banqi::from_position_string(MIDDLE).unwrap())] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let settings = AbSettings { nodes: Some(NODES), tablebase: 0, ..AbSettings::default() };
+                let mut s = Searcher::new(settings, Weights::default());
+                black_box(s.search(&pos, |_, _| {}))
+            })
+        });
+    }
+    g.finish();
+}
+
+fn tablebase(c: &mut Criterion) {
+    let mut g = c.benchmark_group("banqi_tablebase_build");
+    g.sample_size(10);
+    // King, advisor and pawn against advisor and pawn: every table its captures reach (five
+    // of 4 pieces and their smaller ones), what the agent builds on first meeting it.
+    let five = Banqi::from_position_string("8/1A6/Gs4aS/8 r - 0 1").unwrap();
+    g.bench_function("reachable_from_5_pieces", |b| {
+        b.iter(|| {
+            let mut tb = Tablebase::new();
+            black_box(tb.prepare(&five, 5))
+        })
+    });
+    let four = Banqi::from_position_string("8/8/Gs4aS/8 r - 0 1").unwrap();
+    g.bench_function("one_4_piece_table", |b| {
+        b.iter(|| {
+            let mut tb = Tablebase::new();
+            black_box(tb.prepare(&four, 4))
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, playouts, mcts, alpha_beta, tablebase);
 criterion_main!(benches);

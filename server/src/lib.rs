@@ -77,6 +77,11 @@ pub struct ServeConfig {
     pub leaf: LeafSettings,
     /// TriGolden AI: an agent spec (its time is replaced by the game's).
     pub trigolden_agent: String,
+    /// Banqi AI: `auto` (MCTS with the Banqi model's leaves once `banqi_model` or the
+    /// coordinator gives one, `banqi-ab` until then), `banqi-ab[:…]` (always the
+    /// expectiminimax searcher with endgame tables; its time is replaced by the game's), or
+    /// `net` (always MCTS: the model's leaves, random playouts until there is one).
+    pub banqi_agent: String,
     /// Game options used when a new game names none.
     pub options: GameDefaults,
 }
@@ -106,6 +111,7 @@ impl Default for ServeConfig {
             max_body_bytes: 16 * 1024,
             leaf: LeafSettings::served(),
             trigolden_agent: "trigolden-user".into(),
+            banqi_agent: "auto".into(),
             options: GameDefaults::default(),
         }
     }
@@ -139,7 +145,15 @@ impl ServeConfig {
             Ok(AgentSpec::TrigoldenUser(_) | AgentSpec::TrigoldenLite(_) | AgentSpec::Mcts(_)) => Ok(()),
             Ok(_) => Err("trigolden_agent must be trigolden-user:..., trigolden-lite:... or mcts:...".into()),
             Err(e) => Err(format!("trigolden_agent: {e}")),
+        }?;
+        if self.banqi_agent != "net" && self.banqi_agent != "auto" {
+            match self.banqi_agent.parse::<AgentSpec>() {
+                Ok(AgentSpec::BanqiAb(_)) => {}
+                Ok(_) => return Err("banqi_agent must be auto, banqi-ab[:...] or net".into()),
+                Err(e) => return Err(format!("banqi_agent: {e}")),
+            }
         }
+        Ok(())
     }
 }
 
@@ -247,10 +261,27 @@ impl AppState {
             };
             spec.build::<TriGolden>()
         });
-        // Banqi: MCTS with random-playout leaves and chance nodes for flips (no network is
-        // followed for Banqi yet).
+        // Banqi: the model's MCTS once there is a model, banqi-ab until then (`auto`).
         let models_bq = Arc::new(ModelSlot::new());
-        let ai_bq = net_ai::<Banqi>(models_bq.clone(), cfg.leaf);
+        let net = net_ai::<Banqi>(models_bq.clone(), cfg.leaf);
+        let ai_bq: AiFactory<Banqi> = match cfg.banqi_agent.as_str() {
+            "net" => net,
+            spec => {
+                let (auto, spec) = if spec == "auto" { (true, "banqi-ab") } else { (false, spec) };
+                let Ok(AgentSpec::BanqiAb(settings)) = spec.parse::<AgentSpec>() else {
+                    unreachable!("validated")
+                };
+                let slot = models_bq.clone();
+                Arc::new(move |time| {
+                    if auto && slot.version() > 0 {
+                        return net(time);
+                    }
+                    let ab =
+                        engine::banqi::ab::AbSettings { time: Some(time), nodes: None, ..settings.clone() };
+                    AgentSpec::BanqiAb(ab).build::<Banqi>()
+                })
+            }
+        };
         Ok(Arc::new(AppState {
             cfg,
             games: Mutex::new(HashMap::new()),
@@ -443,6 +474,38 @@ async fn watch_file<G: engine::Features>(
             }
             Ok(Err(e)) => warn!(error = %e, "model file changed but was refused; keeping the current model"),
             Err(e) => warn!(error = %e, "model loading crashed; keeping the current model"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use engine::Features;
+
+    use super::*;
+
+    #[test]
+    fn banqi_plays_banqi_ab_until_a_model_arrives_unless_told_otherwise() {
+        let name = |agent: &str, with_model: bool| {
+            let cfg = ServeConfig { banqi_agent: agent.into(), ..ServeConfig::default() };
+            let state = AppState::new(cfg, Arc::new(ModelSlot::new())).unwrap();
+            if with_model {
+                let net_cfg = model::NetConfig::named("tiny").unwrap();
+                let net =
+                    model::ValueNet::new(&net_cfg, Banqi::FEATURE_LEN, Banqi::POLICY_LEN, &model::cpu());
+                let meta = model::ModelMeta::for_game::<Banqi>(net_cfg, 10.0, model::ModelInfo::default());
+                let bytes = model::to_bytes(&net, &meta).unwrap();
+                state.models_bq.publish(1, model::load::<Banqi>(&bytes, &model::cpu()).unwrap());
+            }
+            (state.ai_bq)(Duration::from_millis(250)).name()
+        };
+        assert_eq!(name("auto", false), "banqi-ab:time=250ms");
+        assert!(name("auto", true).starts_with("mcts:"), "{}", name("auto", true));
+        assert_eq!(name("banqi-ab:flips=6", true), "banqi-ab:time=250ms,flips=6");
+        assert!(name("net", false).starts_with("mcts:"));
+        for bad in ["random", "banqi-ab:foo=1", "trigolden-user"] {
+            let cfg = ServeConfig { banqi_agent: bad.into(), ..ServeConfig::default() };
+            assert!(cfg.validate().unwrap_err().contains("banqi_agent"), "{bad}");
         }
     }
 }

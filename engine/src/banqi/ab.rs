@@ -267,6 +267,12 @@ impl Searcher {
         }
     }
 
+    /// Replaces the budget of the next searches (`time` and `nodes` as in [`AbSettings`]).
+    pub fn set_budget(&mut self, time: Option<Duration>, nodes: Option<u64>) {
+        self.settings.time = time;
+        self.settings.nodes = nodes;
+    }
+
     /// The best action at `pos` within the settings' budget; `on_depth` is called after every
     /// completed iteration.
     ///
