@@ -122,6 +122,13 @@ pub enum Command {
     ///
     /// Example: zeroplay uci --game banqi --model runs/banqi/trainer/models/best.safetensors
     Uci(UciArgs),
+    /// Play an external Banqi engine (any command speaking `zeroplay uci`'s protocol) against
+    /// one of zeroplay's agents: side-swapped games on shared seeded deals, the move time
+    /// enforced with a margin (an illegal move, garbage, silence or a crash forfeits the
+    /// game), game records, and W/D/L, points and Elo with its 95% interval.
+    ///
+    /// Example: zeroplay match --engine "zeroplay uci --game banqi --search mcts" -n 10 --movetime 300
+    Match(crate::match_cmd::MatchArgs),
     /// Run a self-play worker against a coordinator.
     ///
     /// Example: zeroplay worker --coordinator http://10.0.0.5:50051 --token $ZEROPLAY_WORKER_TOKEN

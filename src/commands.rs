@@ -22,6 +22,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Train(args) => crate::train_cmd::train(args),
         Command::Export(args) => crate::train_cmd::export(args),
         Command::Uci(args) => crate::uci_cmd::run(args),
+        Command::Match(args) => crate::match_cmd::run(args),
         Command::Diagnose(args) => crate::diagnose_cmd::run(args),
         Command::Strength(args) => crate::strength_cmd::run(args),
         Command::Probe(args) => probe(&args),

@@ -13,6 +13,7 @@ pub mod commands;
 pub mod config;
 pub mod diagnose_cmd;
 pub mod logging;
+pub mod match_cmd;
 pub mod model_doc;
 pub mod netload;
 pub mod perft_cmd;

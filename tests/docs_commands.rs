@@ -10,7 +10,8 @@
 //!   coordinator's token for the role.
 //! - Scaled down: `local` gets a tiny training round (`--train-config`, one round, any
 //!   candidate promoted), few simulations and a time limit; `arena` one match at a tenth of
-//!   the time per move; `perft` at most depth 3; `play` and `uci` read a short script on
+//!   the time per move; `match` one match at a tenth of the move time (its engine
+//!   `target/release/zeroplay` is the binary under test); `perft` at most depth 3; `play` and `uci` read a short script on
 //!   stdin; listen addresses become port 0 (a free port).
 //! - Servers (`coordinator`, `worker`, `serve`, `train`) run until they are up (a few
 //!   seconds, then a health or API check where they print an address), then get SIGTERM and
@@ -208,6 +209,20 @@ fn scale(args: &[String], work: &Path, coord_port: u16) -> (Vec<String>, Option<
                 a.extend(
                     ["-a", "mcts:sims=80,eval=rollout", "-b", "mcts:sims=10,eval=rollout"].map(String::from),
                 );
+            }
+        }
+        "match" => {
+            // One match at a tenth of the time; the documented engine path is the release
+            // binary, which is the binary under test here.
+            for i in 1..a.len() {
+                match a[i - 1].as_str() {
+                    "-n" | "--matches" => a[i] = "1".into(),
+                    "--movetime" => a[i] = (a[i].parse::<u64>().unwrap() / 10).max(1).to_string(),
+                    "--engine" => {
+                        a[i] = a[i].replace("target/release/zeroplay", env!("CARGO_BIN_EXE_zeroplay"))
+                    }
+                    _ => {}
+                }
             }
         }
         "perft" => {

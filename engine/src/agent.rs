@@ -35,6 +35,9 @@ use crate::game::Game;
 use crate::leaf::{LeafEvaluator, LeafSettings};
 use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
 
+mod settings;
+pub use settings::{AbSettings, LiteSettings, UserSettings};
+
 /// Chooses actions for one seat of a game.
 pub trait Agent<G: Game>: Send {
     /// The agent's spec string.
@@ -123,56 +126,6 @@ impl MctsSpec {
     }
 }
 
-/// The settings of `trigolden-lite:…` ([`crate::trigolden::lite`]), the cheap simplification of
-/// the user's TriGolden AI (`trigolden-seed:…` is read as the same, its old name).
-#[derive(Clone, Debug, PartialEq)]
-pub struct LiteSettings {
-    /// Simulations per turn (with `time`, whichever ends first; neither: 200).
-    pub sims: Option<u64>,
-    /// Time per turn.
-    pub time: Option<Duration>,
-    /// Turns left at or below which the breadth-first minimax replaces UCT.
-    pub minimax_turns: u8,
-    /// Most positions the minimax may visit before it gives up and UCT decides.
-    pub minimax_nodes: u64,
-}
-
-impl Default for LiteSettings {
-    fn default() -> Self {
-        LiteSettings { sims: None, time: None, minimax_turns: 3, minimax_nodes: 20_000 }
-    }
-}
-
-/// The settings of `trigolden-user:…` ([`crate::trigolden::user`]), the user's TriGolden AI as
-/// the user wrote it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct UserSettings {
-    /// Simulations per turn (with `time`, whichever ends first).
-    pub sims: Option<u64>,
-    /// Time per turn (neither `time` nor `sims`: 3 s, the user's default).
-    pub time: Option<Duration>,
-    /// Turns left (this one included) at or below which the breadth-first minimax replaces
-    /// the UCT search (the user's `n`, default 3; 0: never).
-    pub minimax_turns: u8,
-    /// Most positions the minimax may create before it gives up and the UCT search decides
-    /// (the user's code has no limit).
-    pub minimax_nodes: u64,
-    /// UCT exploration constant (`MCTS_C`; the file does not define it: √2).
-    pub c: f64,
-}
-
-impl Default for UserSettings {
-    fn default() -> Self {
-        UserSettings {
-            sims: None,
-            time: None,
-            minimax_turns: 3,
-            minimax_nodes: 20_000,
-            c: std::f64::consts::SQRT_2,
-        }
-    }
-}
-
 /// Agents a game has beyond the generic ones (random, MCTS): the specs only one game
 /// understands, such as TriGolden's `trigolden-user:…`. The game's own module implements it,
 /// so this generic factory reaches a game's agents without naming the game.
@@ -194,15 +147,6 @@ pub trait GameAgents: Game {
 }
 
 impl GameAgents for crate::battlenumber::BattleNumber {}
-/// Banqi's own agent: `banqi-ab:…`.
-impl GameAgents for crate::banqi::Banqi {
-    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<Self>>> {
-        match spec {
-            AgentSpec::BanqiAb(s) => Some(Box::new(crate::banqi::ab::AbAgent::new(s.clone(), name))),
-            _ => None,
-        }
-    }
-}
 
 /// A parsed agent spec string (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -216,7 +160,7 @@ pub enum AgentSpec {
     /// `trigolden-user:…` (TriGolden only).
     TrigoldenUser(UserSettings),
     /// `banqi-ab:…` (Banqi only).
-    BanqiAb(crate::banqi::ab::AbSettings),
+    BanqiAb(AbSettings),
 }
 
 /// A spec string that names no agent.
@@ -281,7 +225,7 @@ impl FromStr for AgentSpec {
             return Ok(AgentSpec::TrigoldenUser(user));
         }
         if let Some(rest) = s.strip_prefix("banqi-ab") {
-            let mut ab = crate::banqi::ab::AbSettings::default();
+            let mut ab = AbSettings::default();
             for (k, v) in key_values(rest).map_err(&err)? {
                 let count = |what: &str| {
                     v.parse::<u64>()
@@ -491,7 +435,7 @@ impl fmt::Display for AgentSpec {
                 spec_with_parts(f, "trigolden-user", &parts)
             }
             AgentSpec::BanqiAb(s) => {
-                let d = crate::banqi::ab::AbSettings::default();
+                let d = AbSettings::default();
                 let mut parts = Vec::new();
                 if let Some(t) = s.time {
                     parts.push(format!("time={}ms", t.as_millis()));

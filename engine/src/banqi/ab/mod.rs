@@ -29,10 +29,15 @@
 
 use std::time::{Duration, Instant};
 
-use super::tablebase::{Tablebase, Wdl};
-use super::{Action, Banqi, EMPTY, FACE_DOWN, Kind, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
+mod eval;
+
+pub use eval::{Weights, evaluate};
+
 use crate::Rng;
-use crate::agent::Agent;
+pub use crate::agent::AbSettings;
+use crate::agent::{Agent, AgentSpec, GameAgents};
+use crate::banqi::tablebase::{Tablebase, Wdl};
+use crate::banqi::{Action, Banqi, EMPTY, FACE_DOWN, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
 use crate::game::{Game, Outcome, Seat};
 use crate::mcts::Progress;
 
@@ -41,73 +46,10 @@ pub const WIN: i32 = 100_000;
 /// Scores beyond this are wins or losses.
 const WIN_BOUND: i32 = WIN - 1_000;
 /// The evaluation stays within ± this.
-const EVAL_MAX: i32 = 50_000;
+pub(crate) const EVAL_MAX: i32 = 50_000;
 const INF: i32 = WIN + 1;
 /// Deepest ply the search reaches (quiescence included).
 const MAX_PLY: usize = 128;
-
-/// The evaluation's weights, in points where an unthreatened pawn is worth about 40.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Weights {
-    /// Value per kind (king, advisor, elephant, chariot, horse, cannon, pawn) with all its
-    /// prey on the board.
-    pub base: [i32; 7],
-    /// Per mille of a piece's value that scales with the share of its prey still alive.
-    pub prey_share: i32,
-    /// Per mille of a piece's value added when nothing the enemy has left can take it.
-    pub safe_bonus: i32,
-    /// Per mille: a face-down piece's worth relative to the same piece face up.
-    pub face_down: i32,
-    /// Per empty orthogonal neighbour of a face-up piece.
-    pub mobility: i32,
-}
-
-impl Default for Weights {
-    fn default() -> Self {
-        Weights {
-            base: [900, 500, 250, 120, 60, 330, 40],
-            prey_share: 600,
-            safe_bonus: 300,
-            face_down: 900,
-            mobility: 2,
-        }
-    }
-}
-
-/// The settings of `banqi-ab:…`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AbSettings {
-    /// Time per move (neither `time` nor `nodes`: 300 ms).
-    pub time: Option<Duration>,
-    /// Nodes per move (with `time`, whichever ends first); a node budget makes the search
-    /// deterministic.
-    pub nodes: Option<u64>,
-    /// Deepest iteration, in plies.
-    pub depth: u8,
-    /// Transposition table size in MiB (rounded down to a power of two entries).
-    pub tt_mib: u32,
-    /// Flips next to a face-up piece searched below the root.
-    pub near_flips: u8,
-    /// Pieces on a board with nothing face down at or below which the endgame tables the
-    /// game can reach are built (before the search, counted in its time) and probed; 0: none.
-    pub tablebase: u8,
-}
-
-impl Default for AbSettings {
-    fn default() -> Self {
-        AbSettings { time: None, nodes: None, depth: 64, tt_mib: 16, near_flips: 4, tablebase: 5 }
-    }
-}
-
-impl AbSettings {
-    /// The time per move: `time`, or 300 ms when neither `time` nor `nodes` is set.
-    pub fn move_time(&self) -> Option<Duration> {
-        match (self.time, self.nodes) {
-            (None, None) => Some(Duration::from_millis(300)),
-            (t, _) => t,
-        }
-    }
-}
 
 /// What one search found.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,95 +84,6 @@ fn pack(a: Action) -> u16 {
         Action::Move { from, to } => 32 + u16::from(from) * 32 + u16::from(to),
         Action::Reveal(_) => NO_MOVE,
     }
-}
-
-/// Whether a piece of kind `a` can take a `t` at all (adjacently, or by a cannon's jump).
-const fn preys_on(a: usize, t: usize) -> bool {
-    if a == Kind::Cannon as usize {
-        return true;
-    }
-    match (a, t) {
-        (0, 6) => false,
-        (6, t) => t == 6 || t == 0,
-        (a, t) => a <= t,
-    }
-}
-
-/// How many enemy pieces each kind can take in a full set.
-const PREY_START: [i32; 7] = {
-    let mut out = [0i32; 7];
-    let mut a = 0;
-    while a < 7 {
-        let mut t = 0;
-        while t < 7 {
-            if preys_on(a, t) {
-                out[a] += Kind::COUNT[t] as i32;
-            }
-            t += 1;
-        }
-        a += 1;
-    }
-    out
-};
-
-/// The value of every piece code in `pos` (see [`Weights`]).
-fn piece_values(pos: &Banqi, w: &Weights) -> [i32; PIECE_CODES] {
-    let mut alive = [0i32; PIECE_CODES];
-    for &c in &pos.board {
-        if c < FACE_DOWN {
-            alive[c as usize] += 1;
-        }
-    }
-    for (a, &n) in alive.iter_mut().zip(&pos.pool) {
-        *a += i32::from(n);
-    }
-    let mut value = [0i32; PIECE_CODES];
-    for colour in 0..2 {
-        let enemy = (1 - colour) * 7;
-        for k in 0..7 {
-            if alive[colour * 7 + k] == 0 {
-                continue;
-            }
-            let (mut prey, mut predators) = (0, 0);
-            for t in 0..7 {
-                if preys_on(k, t) {
-                    prey += alive[enemy + t];
-                }
-                if preys_on(t, k) {
-                    predators += alive[enemy + t];
-                }
-            }
-            let base = w.base[k];
-            let mut v =
-                base * (1000 - w.prey_share) / 1000 + base * w.prey_share / 1000 * prey / PREY_START[k];
-            if predators == 0 {
-                v += base * w.safe_bonus / 1000;
-            }
-            value[colour * 7 + k] = v;
-        }
-    }
-    value
-}
-
-/// The static evaluation of `pos` for the side to move (0 before colours are known).
-pub fn evaluate(pos: &Banqi, w: &Weights) -> i32 {
-    let Some(me) = pos.colour_to_move() else { return 0 };
-    let value = piece_values(pos, w);
-    let sign = |code: usize| if code / 7 == me.index() { 1 } else { -1 };
-    let mut score = 0;
-    for s in 0..SQUARES {
-        let c = pos.board[s];
-        if c >= FACE_DOWN {
-            continue;
-        }
-        let empties =
-            NEIGHBOURS[s].iter().filter(|&&t| t != u8::MAX && pos.board[t as usize] == EMPTY).count();
-        score += sign(c as usize) * (value[c as usize] + w.mobility * empties as i32);
-    }
-    for (code, &n) in pos.pool.iter().enumerate() {
-        score += sign(code) * i32::from(n) * value[code] * w.face_down / 1000;
-    }
-    score.clamp(-EVAL_MAX, EVAL_MAX)
 }
 
 /// The search's state: its table, ordering tables and budget. Keep one per player so the
@@ -697,6 +550,16 @@ fn from_tt(v: i32, ply: usize) -> i32 {
     }
 }
 
+/// Banqi's own agent: `banqi-ab:…`.
+impl GameAgents for Banqi {
+    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<Banqi>>> {
+        match spec {
+            AgentSpec::BanqiAb(s) => Some(Box::new(AbAgent::new(s.clone(), name))),
+            _ => None,
+        }
+    }
+}
+
 /// The `banqi-ab:…` agent: a [`Searcher`] kept across the game's moves.
 pub struct AbAgent {
     name: String,
@@ -744,8 +607,10 @@ pub fn score_value(score: i32) -> f32 {
 mod tests {
     use rand::RngExt;
 
+    use super::eval::{PREY_START, piece_values, preys_on};
     use super::*;
     use crate::banqi::Colour;
+    use crate::banqi::Kind;
 
     fn pos(text: &str) -> Banqi {
         Banqi::from_position_string(text).unwrap()

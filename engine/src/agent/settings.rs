@@ -1,0 +1,89 @@
+//! The typed settings of the game-specific agents an [`super::AgentSpec`] names, with the
+//! defaults a spec's omitted keys take.
+
+use std::time::Duration;
+
+/// The settings of `trigolden-lite:…` ([`crate::trigolden::lite`]), the cheap simplification of
+/// the user's TriGolden AI (`trigolden-seed:…` is read as the same, its old name).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiteSettings {
+    /// Simulations per turn (with `time`, whichever ends first; neither: 200).
+    pub sims: Option<u64>,
+    /// Time per turn.
+    pub time: Option<Duration>,
+    /// Turns left at or below which the breadth-first minimax replaces UCT.
+    pub minimax_turns: u8,
+    /// Most positions the minimax may visit before it gives up and UCT decides.
+    pub minimax_nodes: u64,
+}
+
+impl Default for LiteSettings {
+    fn default() -> Self {
+        LiteSettings { sims: None, time: None, minimax_turns: 3, minimax_nodes: 20_000 }
+    }
+}
+
+/// The settings of `trigolden-user:…` ([`crate::trigolden::user`]), the user's TriGolden AI as
+/// the user wrote it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UserSettings {
+    /// Simulations per turn (with `time`, whichever ends first).
+    pub sims: Option<u64>,
+    /// Time per turn (neither `time` nor `sims`: 3 s, the user's default).
+    pub time: Option<Duration>,
+    /// Turns left (this one included) at or below which the breadth-first minimax replaces
+    /// the UCT search (the user's `n`, default 3; 0: never).
+    pub minimax_turns: u8,
+    /// Most positions the minimax may create before it gives up and the UCT search decides
+    /// (the user's code has no limit).
+    pub minimax_nodes: u64,
+    /// UCT exploration constant (`MCTS_C`; the file does not define it: √2).
+    pub c: f64,
+}
+
+impl Default for UserSettings {
+    fn default() -> Self {
+        UserSettings {
+            sims: None,
+            time: None,
+            minimax_turns: 3,
+            minimax_nodes: 20_000,
+            c: std::f64::consts::SQRT_2,
+        }
+    }
+}
+
+/// The settings of `banqi-ab:…` ([`crate::banqi::ab`], Banqi's expectiminimax searcher).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AbSettings {
+    /// Time per move (neither `time` nor `nodes`: 300 ms).
+    pub time: Option<Duration>,
+    /// Nodes per move (with `time`, whichever ends first); a node budget makes the search
+    /// deterministic.
+    pub nodes: Option<u64>,
+    /// Deepest iteration, in plies.
+    pub depth: u8,
+    /// Transposition table size in MiB (rounded down to a power of two entries).
+    pub tt_mib: u32,
+    /// Flips next to a face-up piece searched below the root.
+    pub near_flips: u8,
+    /// Pieces on a board with nothing face down at or below which the endgame tables the
+    /// game can reach are built (before the search, counted in its time) and probed; 0: none.
+    pub tablebase: u8,
+}
+
+impl Default for AbSettings {
+    fn default() -> Self {
+        AbSettings { time: None, nodes: None, depth: 64, tt_mib: 16, near_flips: 4, tablebase: 5 }
+    }
+}
+
+impl AbSettings {
+    /// The time per move: `time`, or 300 ms when neither `time` nor `nodes` is set.
+    pub fn move_time(&self) -> Option<Duration> {
+        match (self.time, self.nodes) {
+            (None, None) => Some(Duration::from_millis(300)),
+            (t, _) => t,
+        }
+    }
+}
