@@ -1,7 +1,7 @@
 //! Banqi benchmarks: random playouts from the start (flips, moves and reveals, to the end of
 //! the game), MCTS simulations with the rollout evaluator, `banqi-ab`'s nodes per second
-//! (from the start and from a middle-game position; throughput = nodes of a fixed-node
-//! search), and building the endgame tables (every 3-piece table a position reaches, and one
+//! (from an opening and from a middle-game position; throughput = nodes of a fixed-node
+//! search; not from the start, where every flip is alike and the searcher plays one unsearched), and building the endgame tables (every 3-piece table a position reaches, and one
 //! 4-piece table with its smaller ones). Run: `cargo bench -p zeroplay-engine --bench banqi`.
 
 use std::hint::black_box;
@@ -14,6 +14,8 @@ use engine::eval::Rollout;
 use engine::game::Game;
 use engine::mcts::{Budget, Mcts, MctsConfig};
 
+/// An opening: four pieces face up after four flips, red to move.
+const OPENING: &str = "XXXgXXXX/XXXXsXXX/XXXXXXXX/XXCXXXXG r A2E2R2H2C1S5a2e2r2h2c2s4 0 5";
 /// A middle game: pieces face up on both sides, some still face down, red to move.
 const MIDDLE: &str = "1X2g3/r1XC4/2hS1a2/S6X r S1a1c1 12 1";
 
@@ -37,7 +39,10 @@ fn mcts(c: &mut Criterion) {
     const SIMS: u64 = 1000;
     g.throughput(Throughput::Elements(SIMS));
     g.sample_size(10);
-    for (name, pos) in [("start", Banqi::start()), ("middle", Banqi::from_position_string(MIDDLE).unwrap())] {
+    for (name, pos) in [
+        ("opening", Banqi::from_position_string(OPENING).unwrap()),
+        ("middle", Banqi::from_position_string(MIDDLE).unwrap()),
+    ] {
         let mut rng = engine::rng_from_seed(2);
         g.bench_function(name, |b| {
             b.iter(|| {
@@ -55,7 +60,10 @@ fn alpha_beta(c: &mut Criterion) {
     const NODES: u64 = 200_000;
     g.throughput(Throughput::Elements(NODES));
     g.sample_size(10);
-    for (name, pos) in [("start", Banqi::start()), ("middle", Banqi::from_position_string(MIDDLE).unwrap())] {
+    for (name, pos) in [
+        ("opening", Banqi::from_position_string(OPENING).unwrap()),
+        ("middle", Banqi::from_position_string(MIDDLE).unwrap()),
+    ] {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let settings = AbSettings { nodes: Some(NODES), tablebase: 0, ..AbSettings::default() };
@@ -76,14 +84,14 @@ fn tablebase(c: &mut Criterion) {
     g.bench_function("reachable_from_5_pieces", |b| {
         b.iter(|| {
             let mut tb = Tablebase::new();
-            black_box(tb.prepare(&five, 5))
+            black_box(tb.prepare(&five, 5, None))
         })
     });
     let four = Banqi::from_position_string("8/8/Gs4aS/8 r - 0 1").unwrap();
     g.bench_function("one_4_piece_table", |b| {
         b.iter(|| {
             let mut tb = Tablebase::new();
-            black_box(tb.prepare(&four, 4))
+            black_box(tb.prepare(&four, 4, None))
         })
     });
     g.finish();

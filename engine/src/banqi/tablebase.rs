@@ -21,6 +21,7 @@
 //! out.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use super::{Banqi, FACE_DOWN, Kind, NEIGHBOURS, NO_PROGRESS_LIMIT, SQUARES};
 
@@ -67,7 +68,14 @@ struct Table {
 #[derive(Default)]
 pub struct Tablebase {
     tables: HashMap<Vec<u8>, Table>,
+    /// Measured build time per table entry, in ns (0: none measured yet), which decides
+    /// whether a table fits before a deadline.
+    ns_per_entry: f64,
 }
+
+/// Build time per entry assumed before one is measured (a 4-piece table of 2 M entries took
+/// ~0.48 s on the 2-core CI machine).
+const DEFAULT_NS_PER_ENTRY: f64 = 300.0;
 
 fn colour(code: u8) -> usize {
     usize::from(code / 7)
@@ -193,8 +201,11 @@ impl Tablebase {
     }
 
     /// Builds every table `pos` can reach by captures (nothing if it has face-down pieces or
-    /// more than `max_now` pieces). Returns how many tables were built.
-    pub fn prepare(&mut self, pos: &Banqi, max_now: usize) -> usize {
+    /// more than `max_now` pieces), smallest first. With a `deadline`, a table whose estimated
+    /// build time (from the tables built so far) would end past it is left for a later call,
+    /// so a timed move never waits on a 4-piece table (~0.5 s); without one, all are built
+    /// (a node-budgeted search stays deterministic). Returns how many tables were built.
+    pub fn prepare(&mut self, pos: &Banqi, max_now: usize, deadline: Option<Instant>) -> usize {
         if pos.pool.iter().any(|&n| n > 0) {
             return 0;
         }
@@ -204,22 +215,37 @@ impl Tablebase {
         }
         codes.sort_unstable();
         let before = self.tables.len();
-        // Every sub-multiset of at most MAX_PIECES pieces: drop pieces until small enough.
+        // Every sub-multiset of at most MAX_PIECES pieces with both colours (a capture that
+        // leaves one colour ends the game): drop pieces one at a time.
         let mut stack = vec![codes];
         let mut seen = std::collections::HashSet::new();
+        let mut wanted = Vec::new();
         while let Some(m) = stack.pop() {
             if !both_colours(&m) || !seen.insert(m.clone()) {
                 continue;
             }
             if m.len() <= MAX_PIECES {
-                self.build(&m);
-                continue;
+                wanted.push(m.clone());
             }
             for i in 0..m.len() {
                 let mut sub = m.clone();
                 sub.remove(i);
                 stack.push(sub);
             }
+        }
+        wanted.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
+        for m in wanted {
+            if self.tables.contains_key(&m) {
+                continue;
+            }
+            if let Some(d) = deadline {
+                let rate = if self.ns_per_entry > 0.0 { self.ns_per_entry } else { DEFAULT_NS_PER_ENTRY };
+                let estimate = Duration::from_nanos((2.0 * positions(m.len()) as f64 * rate) as u64);
+                if Instant::now() + estimate > d {
+                    continue;
+                }
+            }
+            self.build(&m);
         }
         self.tables.len() - before
     }
@@ -247,7 +273,14 @@ impl Tablebase {
                 self.build(&sub);
             }
         }
+        let started = Instant::now();
         let table = self.retrograde(material);
+        let entries = table.values.len();
+        // Small tables time mostly overhead; the rate comes from the large ones.
+        if entries >= 1 << 16 {
+            let rate = started.elapsed().as_nanos() as f64 / entries as f64;
+            self.ns_per_entry = if self.ns_per_entry > 0.0 { self.ns_per_entry.max(rate) } else { rate };
+        }
         self.tables.insert(material.to_vec(), table);
     }
 
@@ -394,8 +427,25 @@ mod tests {
     fn built(text: &str) -> (Tablebase, Banqi) {
         let p = pos(text);
         let mut tb = Tablebase::new();
-        tb.prepare(&p, MAX_PIECES);
+        tb.prepare(&p, MAX_PIECES, None);
         (tb, p)
+    }
+
+    #[test]
+    fn a_deadline_leaves_the_tables_that_do_not_fit_for_later() {
+        // General, advisor and pawn against advisor: one 4-piece table and its smaller ones.
+        let p = pos("8/8/Gs4aS/8 r - 0 1");
+        let mut tb = Tablebase::new();
+        // A deadline already past: nothing fits, nothing is built, and nothing is probed.
+        assert_eq!(tb.prepare(&p, MAX_PIECES, Some(Instant::now())), 0);
+        assert_eq!(tb.probe(&p), None);
+        // Time enough for the 3-piece tables (~65 K entries) but not the 4-piece one (~2 M).
+        let small = tb.prepare(&p, MAX_PIECES, Some(Instant::now() + Duration::from_millis(100)));
+        assert!(small > 0, "the small tables fit in 100 ms");
+        assert_eq!(tb.probe(&p), None, "the 4-piece table does not fit in 100 ms");
+        // No deadline: the rest is built, and only the rest.
+        assert_eq!(tb.prepare(&p, MAX_PIECES, None), 1);
+        assert!(tb.probe(&p).is_some());
     }
 
     #[test]
@@ -575,7 +625,7 @@ mod tests {
             if p.outcome().is_some() {
                 continue;
             }
-            tb.prepare(&p, MAX_PIECES);
+            tb.prepare(&p, MAX_PIECES, None);
             let table = tb.probe(&p).unwrap();
             let horizon = 6;
             let searched = plain(&p, horizon, &tb);

@@ -138,7 +138,10 @@ impl Searcher {
         );
         let start = Instant::now();
         if self.settings.tablebase > 0 {
-            self.tablebase.prepare(pos, usize::from(self.settings.tablebase));
+            // A timed move spends at most half its time building tables; the rest are built
+            // on later moves (they persist across moves and games).
+            let build_by = self.settings.move_time().map(|t| start + t / 2);
+            self.tablebase.prepare(pos, usize::from(self.settings.tablebase), build_by);
         }
         self.nodes = 0;
         self.stopped = false;
