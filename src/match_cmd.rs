@@ -102,9 +102,12 @@ impl Engine {
             }
         });
         let mut e = Engine { command: command.to_string(), child, stdin, lines, name: command.to_string() };
-        e.send("uci").context("the engine closed its input")?;
+        // An engine that exits at once may close its input before "uci" reaches it; what it
+        // printed (or that it exited) is the clearer error, so the reply decides.
+        let sent = e.send("uci");
         let reply =
             e.until("uciok", timeout).map_err(|f| anyhow::anyhow!("no uciok from {command:?}: {f}"))?;
+        sent.context("the engine closed its input")?;
         if let Some(n) = reply.iter().find_map(|l| l.strip_prefix("id name ")) {
             e.name = n.trim().to_string();
         }
