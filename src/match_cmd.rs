@@ -302,11 +302,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
             ));
             games.push(played.record);
         }
-        let points_a = match score_a.cmp(&0) {
-            std::cmp::Ordering::Greater => 1.0,
-            std::cmp::Ordering::Less => 0.0,
-            std::cmp::Ordering::Equal => 0.5,
-        };
+        let points_a = engine::arena::points_from_score(score_a);
         tally.add(&MatchRecord { games, score_a, points_a });
         bar.set_message(format!("A {}-{}-{} B", tally.wins, tally.draws, tally.losses));
         bar.inc(1);

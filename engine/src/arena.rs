@@ -101,12 +101,17 @@ pub fn play_match_from<G: Game>(
             break;
         }
     }
-    let points_a = decided.unwrap_or(match score_a.cmp(&0) {
+    let points_a = decided.unwrap_or_else(|| points_from_score(score_a));
+    MatchRecord { games, score_a, points_a }
+}
+
+/// A's match points from A's summed score over a match's games: 1 ahead, ½ level, 0 behind.
+pub fn points_from_score(score_a: i32) -> f64 {
+    match score_a.cmp(&0) {
         std::cmp::Ordering::Greater => 1.0,
         std::cmp::Ordering::Less => 0.0,
         std::cmp::Ordering::Equal => 0.5,
-    });
-    MatchRecord { games, score_a, points_a }
+    }
 }
 
 /// A random opening: up to `plies` random actions from `start`, cut back to the last turn
