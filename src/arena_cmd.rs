@@ -133,6 +133,9 @@ pub fn run_arena<G: engine::agent::GameAgents>(
     show_progress: bool,
     loader: &(dyn Fn() -> Box<NetLoader<'static, G>> + Sync),
 ) -> Result<ArenaReport> {
+    // Banqi's endgame tables come from (and go to) the disk cache; other specs ignore it.
+    let tables = modelfile::tables::default_store();
+    let (a, b) = (&a.clone().with_table_store(tables.clone()), &b.clone().with_table_store(tables));
     // Load any network now, so a bad model file is one clear error, not a thread panic.
     for spec in [a, b] {
         spec.build_with::<G>(&loader()).map_err(anyhow::Error::msg)?;

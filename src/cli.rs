@@ -149,6 +149,13 @@ pub enum Command {
     ///
     /// Example: zeroplay strength --run runs/local
     Strength(StrengthArgs),
+    /// Tune banqi-ab's evaluation weights by SPSA: every step plays a side-swapped pair of
+    /// games between the weights perturbed up and down (at the base spec's node budget) and
+    /// moves the weights by the result. Writes every step (spsa.csv), a plot (spsa.svg) and
+    /// the tuned spec (tuned.txt), and prints the arena command that measures the gain.
+    ///
+    /// Example: zeroplay tune --pairs 4000 --minutes 30 -o runs/tune-banqi
+    Tune(crate::tune_cmd::TuneArgs),
     /// Ask a zeroplay process's health endpoint whether it is ready (or alive): exit status 0
     /// on HTTP 200, 1 otherwise, with the answer on stdout. For container health checks in
     /// images without curl.

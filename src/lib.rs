@@ -23,4 +23,5 @@ pub mod render_cmd;
 pub mod shutdown;
 pub mod strength_cmd;
 pub mod train_cmd;
+pub mod tune_cmd;
 pub mod uci_cmd;

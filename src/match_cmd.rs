@@ -262,7 +262,7 @@ pub fn run(args: MatchArgs) -> Result<()> {
     let movetime = Duration::from_millis(args.movetime.max(1));
     let margin = Duration::from_millis(args.margin);
     let spec_text = args.agent.clone().unwrap_or_else(|| format!("banqi-ab:time={}ms", args.movetime));
-    let spec: AgentSpec = spec_text.parse()?;
+    let spec = spec_text.parse::<AgentSpec>()?.with_table_store(modelfile::tables::default_store());
     let mut agent =
         spec.build_with::<Banqi>(&crate::netload::loader::<Banqi>()).map_err(anyhow::Error::msg)?;
     let handshake = Duration::from_secs(10);

@@ -20,7 +20,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use engine::banqi::ab::{AbSettings, SearchResult, Searcher, WIN, Weights};
+use engine::agent::SharedTables;
+use engine::banqi::ab::{AbSettings, SearchResult, Searcher, WIN};
+use engine::banqi::tablebase::TableStore;
 use engine::banqi::{Action, Banqi};
 use engine::eval::Evaluator;
 use engine::game::{Actor, Game};
@@ -63,9 +65,10 @@ impl Session {
     }
 
     /// A session at the start position that searches with `banqi-ab` (default settings; the
-    /// budget comes from each `go`).
-    pub fn alpha_beta(default_movetime: Duration, seed: u64) -> Session {
-        let searcher = Searcher::new(AbSettings::default(), Weights::default());
+    /// budget comes from each `go`), keeping its endgame tables in `tables`.
+    pub fn alpha_beta(default_movetime: Duration, seed: u64, tables: Option<Arc<dyn TableStore>>) -> Session {
+        let settings = AbSettings { store: tables.map(SharedTables), ..AbSettings::default() };
+        let searcher = Searcher::new(settings);
         let engine = Engine::AlphaBeta(Box::new(searcher));
         Session { state: Banqi::start(), engine, default_movetime, seed, searches: 0 }
     }
@@ -313,7 +316,7 @@ pub fn run(args: UciArgs) -> Result<()> {
             tracing::info!(
                 "zeroplay uci: banqi-ab (expectiminimax with endgame tables); reading commands on stdin"
             );
-            Session::alpha_beta(movetime, args.seed)
+            Session::alpha_beta(movetime, args.seed, modelfile::tables::default_store())
         }
         (UciSearch::Mcts, model) => {
             let evaluator: Arc<dyn Evaluator<Banqi>> = match model {
@@ -383,7 +386,7 @@ mod tests {
 
     #[test]
     fn go_finds_the_only_winning_capture() {
-        for mut s in [session(), Session::alpha_beta(Duration::from_millis(50), 1)] {
+        for mut s in [session(), Session::alpha_beta(Duration::from_millis(50), 1, None)] {
             // Red's king takes black's last piece; anything else lets black's king live.
             say(&mut s, "position fen 8/8/Gg6/8 r - 0 1");
             let out = say(&mut s, "go nodes 200");
@@ -391,7 +394,7 @@ mod tests {
             assert!(out.iter().any(|l| l.starts_with("info depth")));
         }
         // banqi-ab reports the win as a mate in one ply.
-        let mut s = Session::alpha_beta(Duration::from_millis(50), 1);
+        let mut s = Session::alpha_beta(Duration::from_millis(50), 1, None);
         say(&mut s, "position fen 8/8/Gg6/8 r - 0 1");
         let out = say(&mut s, "go movetime 30");
         assert!(out.iter().any(|l| l.contains("score mate 1")), "{out:?}");

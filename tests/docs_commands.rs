@@ -11,7 +11,8 @@
 //! - Scaled down: `local` gets a tiny training round (`--train-config`, one round, any
 //!   candidate promoted), few simulations and a time limit; `arena` one match at a tenth of
 //!   the time per move; `match` one match at a tenth of the move time (its engine
-//!   `target/release/zeroplay` is the binary under test); `perft` at most depth 3; `play` and `uci` read a short script on
+//!   `target/release/zeroplay` is the binary under test); `tune` two pairs at 300 nodes a move;
+//!   `perft` at most depth 3; `play` and `uci` read a short script on
 //!   stdin; listen addresses become port 0 (a free port).
 //! - Servers (`coordinator`, `worker`, `serve`, `train`) run until they are up (a few
 //!   seconds, then a health or API check where they print an address), then get SIGTERM and
@@ -225,6 +226,17 @@ fn scale(args: &[String], work: &Path, coord_port: u16) -> (Vec<String>, Option<
                 }
             }
         }
+        "tune" => {
+            // Two pairs at a tiny node budget, into the test's directory.
+            for i in 1..a.len() {
+                match a[i - 1].as_str() {
+                    "-n" | "--pairs" => a[i] = "2".into(),
+                    "-o" | "--out" => a[i] = work.join("tune").to_str().unwrap().into(),
+                    _ => {}
+                }
+            }
+            a.extend(["--base", "banqi-ab:nodes=300,tt=1"].map(String::from));
+        }
         "perft" => {
             let d: u32 = a[2].parse().unwrap();
             a[2] = d.min(3).to_string();
@@ -255,7 +267,10 @@ fn env_value(var: &str, value: &str) -> String {
 
 fn zeroplay(work: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_zeroplay"));
-    c.current_dir(work).env("NO_COLOR", "1").env("RUST_LOG", "warn");
+    c.current_dir(work)
+        .env("NO_COLOR", "1")
+        .env("RUST_LOG", "warn")
+        .env("ZEROPLAY_TABLES", work.join("tables"));
     for v in ["ZEROPLAY_WORKER_TOKEN", "ZEROPLAY_TRAINER_TOKEN", "ZEROPLAY_ADMIN_TOKEN", "ZEROPLAY_TOKEN"] {
         c.env_remove(v);
     }

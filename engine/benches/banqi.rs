@@ -8,7 +8,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use engine::banqi::Banqi;
-use engine::banqi::ab::{AbSettings, Searcher, Weights};
+use engine::banqi::ab::{AbSettings, Searcher};
 use engine::banqi::tablebase::Tablebase;
 use engine::eval::Rollout;
 use engine::game::Game;
@@ -67,7 +67,7 @@ fn alpha_beta(c: &mut Criterion) {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let settings = AbSettings { nodes: Some(NODES), tablebase: 0, ..AbSettings::default() };
-                let mut s = Searcher::new(settings, Weights::default());
+                let mut s = Searcher::new(settings);
                 black_box(s.search(&pos, |_, _| {}))
             })
         });

@@ -30,13 +30,14 @@ use std::time::Duration;
 use rand::RngExt;
 
 use crate::Rng;
+use crate::banqi::ab::Weights;
 use crate::eval::{Evaluator, Rollout, Uniform};
 use crate::game::Game;
 use crate::leaf::{LeafEvaluator, LeafSettings};
 use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
 
 mod settings;
-pub use settings::{AbSettings, LiteSettings, UserSettings};
+pub use settings::{AbSettings, LiteSettings, SharedTables, UserSettings};
 
 /// Chooses actions for one seat of a game.
 pub trait Agent<G: Game>: Send {
@@ -137,10 +138,12 @@ pub trait GameAgents: Game {
         None
     }
 
-    /// The game's own user AI at `sims` simulations a turn, the first candidate's opponent in
-    /// gating (opponent version 0), or `None` where the user's AI is MCTS with the rollout
-    /// evaluator (Battle Number, Banqi), which gating builds itself.
-    fn user_ai(sims: u64) -> Option<Box<dyn Agent<Self>>> {
+    /// The game's own strongest baseline at a budget of `sims` simulations a turn, as a spec:
+    /// the first candidate's opponent in gating when `gate.baseline_sims` > 0 (opponent
+    /// version 0). TriGolden: the user's AI (`trigolden-user`); Banqi: `banqi-ab` at a node
+    /// budget of about equal time. `None` (Battle Number): the user's AI is MCTS with the
+    /// rollout evaluator, which gating builds itself.
+    fn user_ai(sims: u64) -> Option<AgentSpec> {
         let _ = sims;
         None
     }
@@ -251,9 +254,19 @@ impl FromStr for AgentSpec {
                             .filter(|n| *n <= 8)
                             .ok_or_else(|| err(format!("tb `{v}`: 0 (no tables) to 8 pieces")))?
                     }
+                    "weights" => {
+                        let list: Option<Vec<i32>> = v.split('/').map(|x| x.parse().ok()).collect();
+                        ab.weights = list.and_then(|l| Weights::from_list(&l)).ok_or_else(|| {
+                            err(format!(
+                                "weights `{v}`: {} integers joined by `/` ({})",
+                                Weights::LEN,
+                                Weights::RANGES
+                            ))
+                        })?
+                    }
                     _ => {
                         return Err(err(format!(
-                            "unknown key `{k}` (known: time, nodes, depth, tt, flips, tb)"
+                            "unknown key `{k}` (known: time, nodes, depth, tt, flips, tb, weights)"
                         )));
                     }
                 }
@@ -455,6 +468,10 @@ impl fmt::Display for AgentSpec {
                 if s.tablebase != d.tablebase {
                     parts.push(format!("tb={}", s.tablebase));
                 }
+                if s.weights != d.weights {
+                    let list: Vec<String> = s.weights.to_list().iter().map(i32::to_string).collect();
+                    parts.push(format!("weights={}", list.join("/")));
+                }
                 spec_with_parts(f, "banqi-ab", &parts)
             }
         }
@@ -514,6 +531,18 @@ fn turn_keys(
 }
 
 impl AgentSpec {
+    /// This spec with `store` as the place its endgame tables are kept between processes
+    /// (`banqi-ab` only; other specs are returned as they are).
+    pub fn with_table_store(
+        mut self,
+        store: Option<Arc<dyn crate::banqi::tablebase::TableStore>>,
+    ) -> AgentSpec {
+        if let AgentSpec::BanqiAb(s) = &mut self {
+            s.store = store.map(SharedTables);
+        }
+        self
+    }
+
     /// Builds the agent.
     ///
     /// # Panics
@@ -638,6 +667,7 @@ mod tests {
             "mcts:time=100ms,eval=net,model=m.safetensors,lambda=0.5,batch=8",
             "banqi-ab",
             "banqi-ab:time=300ms,nodes=5000,depth=12,tt=4,flips=6,tb=0",
+            "banqi-ab:nodes=100,weights=900/500/250/120/60/330/45/600/300/900/3",
         ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();
@@ -668,6 +698,9 @@ mod tests {
             "banqi-ab:depth=0",
             "banqi-ab:time=3",
             "banqi-ab:sims=100",
+            "banqi-ab:weights=1/2/3",
+            "banqi-ab:weights=900/500/250/120/60/330/40/600/300/900/-1",
+            "banqi-ab:weights=900/500/250/120/60/330/x/600/300/900/2",
             "mcts:time=5",
             "mcts:eval=nn",
             "mcts:eval=net",

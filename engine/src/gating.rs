@@ -68,8 +68,9 @@ pub struct GateSettings {
     pub sims: u64,
     /// The first candidate's opponent, while no model is promoted. 0: the user's AI as MCTS
     /// with the rollout evaluator at `sims` (what the workers play before a network). N > 0:
-    /// the game's own user AI at N simulations a turn where it has one (TriGolden's
-    /// `trigolden-user`, so only a network that beats it is promoted), else the former.
+    /// the game's own baseline at a budget of N simulations a turn where it has one
+    /// (TriGolden's `trigolden-user`, Banqi's `banqi-ab` at 100 nodes a simulation), so only a
+    /// network that beats it is promoted; else the former.
     pub baseline_sims: u64,
     /// Random opening length in atomic actions (each match starts from its own opening).
     pub opening_plies: u32,

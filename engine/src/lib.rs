@@ -24,6 +24,7 @@
 //! - [`arena`]: side-swapped two-game matches between agents, and Elo statistics.
 //! - [`perft`]: counting complete-turn sequences, to cross-check move generators.
 //! - [`selfplay`]: one self-play game with noise, temperature, playout caps and resignation.
+//! - [`spsa`]: SPSA, the seeded tuner of evaluation weights from game results.
 
 pub mod agent;
 pub mod arena;
@@ -38,6 +39,7 @@ pub mod leaf;
 pub mod mcts;
 pub mod perft;
 pub mod selfplay;
+pub mod spsa;
 pub mod trigolden;
 
 pub use eval::{Evaluator, Leaf};

@@ -167,17 +167,19 @@ pub fn gate_agent<G: Features>(
 }
 
 /// The first candidate's opponent in gating (opponent version 0, no model promoted yet): with
-/// `s.baseline_sims` > 0 the game's own user AI at that many simulations a turn where it has
-/// one (TriGolden's `trigolden-user`); otherwise the user's AI as MCTS over the rollout
-/// evaluator at `s.sims` ([`gate_agent`] over [`gate_leaf`] without a model). The trainer's
-/// gating and the workers' evaluation matches both play it.
+/// `s.baseline_sims` > 0 the game's own baseline at that budget where it has one
+/// ([`engine::agent::GameAgents::user_ai`]: TriGolden's `trigolden-user`, Banqi's `banqi-ab`,
+/// with its endgame tables from [`modelfile::tables::default_store`]); otherwise the user's AI
+/// as MCTS over the rollout evaluator at `s.sims` ([`gate_agent`] over [`gate_leaf`] without a
+/// model). The trainer's gating and the workers' evaluation matches both play it.
 pub fn gate_user_ai<G: Features + engine::agent::GameAgents>(
     s: &engine::gating::GateSettings,
     name: &str,
 ) -> Box<dyn engine::agent::Agent<G>> {
-    s.own_user_ai_sims()
-        .and_then(G::user_ai)
-        .unwrap_or_else(|| Box::new(gate_agent(gate_leaf::<G>(None, s), s, name)))
+    s.own_user_ai_sims().and_then(G::user_ai).map_or_else(
+        || Box::new(gate_agent(gate_leaf::<G>(None, s), s, name)) as Box<dyn engine::agent::Agent<G>>,
+        |spec| spec.with_table_store(modelfile::tables::default_store()).build::<G>(),
+    )
 }
 
 /// Fills `leaves` from network outputs: value (turned to the first seat's view) and the

@@ -6,6 +6,8 @@
 //! coordinator stores the models it is sent with this alone, so it does not link burn; the
 //! `model` crate adds the network, [`to_bytes`](../model/fn.to_bytes.html) and loading.
 //!
+//! [`tables`] keeps the other file search reads: Banqi's endgame tables, in a directory.
+//!
 //! Metadata keys:
 //!
 //! | key | value |
@@ -19,6 +21,8 @@
 //! | `zeroplay.info` | [`ModelInfo`] as JSON (provenance: steps, samples, parent) |
 
 use std::collections::HashMap;
+
+pub mod tables;
 
 use engine::Features;
 use serde::{Deserialize, Serialize};

@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use engine::LeafSettings;
-use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec};
+use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec, SharedTables};
 use engine::banqi::Banqi;
+use engine::banqi::ab::AbSettings;
 use engine::battlenumber::BattleNumber;
 use engine::mcts::MctsConfig;
 use engine::trigolden::TriGolden;
@@ -272,12 +273,14 @@ impl AppState {
                     unreachable!("validated")
                 };
                 let slot = models_bq.clone();
+                // A move's agent is new each time: the tables come from the disk cache.
+                let settings =
+                    AbSettings { store: modelfile::tables::default_store().map(SharedTables), ..settings };
                 Arc::new(move |time| {
                     if auto && slot.version() > 0 {
                         return net(time);
                     }
-                    let ab =
-                        engine::banqi::ab::AbSettings { time: Some(time), nodes: None, ..settings.clone() };
+                    let ab = AbSettings { time: Some(time), nodes: None, ..settings.clone() };
                     AgentSpec::BanqiAb(ab).build::<Banqi>()
                 })
             }

@@ -139,6 +139,12 @@ mod tests {
         assert_eq!(model::gate_user_ai::<TriGolden>(&rollout, "opponent").name(), "opponent");
         // Battle Number's user AI is MCTS with the rollout evaluator.
         assert_eq!(model::gate_user_ai::<BattleNumber>(&s, "opponent").name(), "opponent");
+        // Banqi's baseline is its alpha-beta searcher at a deterministic node budget.
+        let ab = GateSettings { baseline_sims: 64, ..s.clone() };
+        assert_eq!(
+            model::gate_user_ai::<engine::banqi::Banqi>(&ab, "opponent").name(),
+            "banqi-ab:nodes=6400"
+        );
 
         // A whole gating match of a fresh TriGolden network against it, from late openings
         // (the user AI's simulations each play the game out).

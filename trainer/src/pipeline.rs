@@ -344,8 +344,11 @@ pub fn run_observed<G: Features + GameAgents>(
     let mut results = load_results(&cfg.run_dir);
     // The rating reference (0 Elo): the user's AI the first candidate plays, by its own name
     // where the game has one, else "rollout".
-    let reference =
-        cfg.gate.own_user_ai_sims().and_then(G::user_ai).map_or_else(|| "rollout".to_string(), |a| a.name());
+    let reference = cfg
+        .gate
+        .own_user_ai_sims()
+        .and_then(G::user_ai)
+        .map_or_else(|| "rollout".to_string(), |a| a.to_string());
     let mut trainer = Trainer::<G>::new(cfg.train.clone(), device)?;
     let mut best: Option<(Arc<Model>, u64, u64)> = None; // model, round, version
     let best_path = models.join("best.safetensors");

@@ -1,7 +1,12 @@
 //! The typed settings of the game-specific agents an [`super::AgentSpec`] names, with the
 //! defaults a spec's omitted keys take.
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::banqi::ab::Weights;
+use crate::banqi::tablebase::TableStore;
 
 /// The settings of `trigolden-lite:…` ([`crate::trigolden::lite`]), the cheap simplification of
 /// the user's TriGolden AI (`trigolden-seed:…` is read as the same, its old name).
@@ -70,11 +75,41 @@ pub struct AbSettings {
     /// Pieces on a board with nothing face down at or below which the endgame tables the
     /// game can reach are built (before the search, counted in its time) and probed; 0: none.
     pub tablebase: u8,
+    /// Where the endgame tables are loaded from before they are built, and saved to after.
+    /// The program sets it ([`super::AgentSpec::with_table_store`]); a spec string cannot.
+    pub store: Option<SharedTables>,
+    /// The evaluation's weights (`weights=` in a spec, as [`Weights::to_list`] joined by `/`).
+    pub weights: Weights,
 }
 
 impl Default for AbSettings {
     fn default() -> Self {
-        AbSettings { time: None, nodes: None, depth: 64, tt_mib: 16, near_flips: 4, tablebase: 5 }
+        AbSettings {
+            time: None,
+            nodes: None,
+            depth: 64,
+            tt_mib: 16,
+            near_flips: 4,
+            tablebase: 5,
+            store: None,
+            weights: Weights::default(),
+        }
+    }
+}
+
+/// A [`TableStore`] that agents share; two are equal when they are the same store.
+#[derive(Clone)]
+pub struct SharedTables(pub Arc<dyn TableStore>);
+
+impl fmt::Debug for SharedTables {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SharedTables(..)")
+    }
+}
+
+impl PartialEq for SharedTables {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 

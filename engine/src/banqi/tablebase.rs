@@ -19,8 +19,14 @@
 //! 60-ply rule needs: a position `q` quiet plies after the last flip or capture is decided
 //! only if `q + d ≤ 60` ([`Tablebase::probe`]); otherwise the losing side can run the clock
 //! out.
+//!
+//! A table built once can be kept: [`Tablebase::encode`] writes it in a checked format (magic,
+//! [`TABLE_VERSION`], material, values, CRC-32) and a [`TableStore`] the caller supplies (a
+//! directory, say: the engine reads no files) hands it back to later processes, which load a
+//! 4-piece table in milliseconds instead of building it in half a second.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{Banqi, FACE_DOWN, Kind, NEIGHBOURS, NO_PROGRESS_LIMIT, SQUARES};
@@ -64,6 +70,53 @@ struct Table {
     values: Vec<u16>,
 }
 
+/// The meaning of a table's values. Bump it whenever the analysis changes what a stored value
+/// means, so that no process reads a table an older analysis wrote.
+pub const TABLE_VERSION: u32 = 1;
+
+/// The first bytes of an encoded table.
+const MAGIC: &[u8; 8] = b"ZPBQTB\r\n";
+
+/// Keeps encoded tables between processes ([`Tablebase::encode`]'s bytes, by material). The
+/// engine reads and writes no files; a caller that may supplies a store.
+pub trait TableStore: Send + Sync {
+    /// The bytes saved for `material`, if any (they are checked before use).
+    fn load(&self, material: &[u8]) -> Option<Vec<u8>>;
+    /// Keeps `bytes` for `material`; a store that fails simply forgets.
+    fn save(&self, material: &[u8], bytes: &[u8]);
+}
+
+/// Why encoded bytes are not a table.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TableFileError {
+    /// The bytes do not start with the table magic.
+    #[error("not a zeroplay Banqi table (bad magic)")]
+    Magic,
+    /// Written by another version of the analysis.
+    #[error("table version {found}, this build reads {TABLE_VERSION}")]
+    Version {
+        /// The version in the file.
+        found: u32,
+    },
+    /// The material is not 2 to [`MAX_PIECES`] ascending piece codes of both colours.
+    #[error("bad material {0:?}")]
+    Material(Vec<u8>),
+    /// The length does not match the material.
+    #[error("{found} bytes, a table of this material has {expected}")]
+    Length {
+        /// Bytes a table of this material has.
+        expected: usize,
+        /// Bytes given.
+        found: usize,
+    },
+    /// The CRC-32 does not match the contents.
+    #[error("checksum mismatch (the file is damaged)")]
+    Checksum,
+    /// A value no analysis writes (a position with two pieces on one square holding a result).
+    #[error("impossible value at entry {0}")]
+    Value(usize),
+}
+
 /// The tables built so far.
 #[derive(Default)]
 pub struct Tablebase {
@@ -71,6 +124,10 @@ pub struct Tablebase {
     /// Measured build time per table entry, in ns (0: none measured yet), which decides
     /// whether a table fits before a deadline.
     ns_per_entry: f64,
+    /// Where tables are loaded from before building and saved to after.
+    store: Option<Arc<dyn TableStore>>,
+    /// Tables loaded from the store.
+    loaded: usize,
 }
 
 /// Build time per entry assumed before one is measured (a 4-piece table of 2 M entries took
@@ -182,6 +239,59 @@ impl Tablebase {
         Tablebase::default()
     }
 
+    /// An empty tablebase that loads tables from `store` before building them and saves the
+    /// ones it builds there.
+    pub fn with_store(store: Arc<dyn TableStore>) -> Tablebase {
+        Tablebase { store: Some(store), ..Tablebase::default() }
+    }
+
+    /// Tables loaded from the store (the rest of [`Tablebase::tables`] were built here).
+    pub fn loaded(&self) -> usize {
+        self.loaded
+    }
+
+    /// The built table of `material` in the checked file format, or `None` if it is not built.
+    pub fn encode(&self, material: &[u8]) -> Option<Vec<u8>> {
+        let t = self.tables.get(material)?;
+        let mut out = Vec::with_capacity(8 + 4 + 1 + material.len() + t.values.len() * 2 + 4);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&TABLE_VERSION.to_le_bytes());
+        out.push(material.len() as u8);
+        out.extend_from_slice(material);
+        for v in &t.values {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        Some(out)
+    }
+
+    /// Reads a table [`Tablebase::encode`] wrote and keeps it; returns its material.
+    ///
+    /// # Errors
+    /// Bytes that are not a whole, undamaged table of this [`TABLE_VERSION`].
+    pub fn insert_encoded(&mut self, bytes: &[u8]) -> Result<Vec<u8>, TableFileError> {
+        let (material, table) = decode_table(bytes)?;
+        self.tables.insert(material.clone(), table);
+        Ok(material)
+    }
+
+    /// Loads `material` from the store; false if there is none or what it holds is not that
+    /// table (it is then rebuilt and saved over).
+    fn load(&mut self, material: &[u8]) -> bool {
+        let Some(bytes) = self.store.as_ref().and_then(|s| s.load(material)) else {
+            return false;
+        };
+        match decode_table(&bytes) {
+            Ok((m, table)) if m == material => {
+                self.tables.insert(m, table);
+                self.loaded += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Tables built.
     pub fn tables(&self) -> usize {
         self.tables.len()
@@ -235,7 +345,7 @@ impl Tablebase {
         }
         wanted.sort_by(|a, b| a.len().cmp(&b.len()).then_with(|| a.cmp(b)));
         for m in wanted {
-            if self.tables.contains_key(&m) {
+            if self.tables.contains_key(&m) || self.load(&m) {
                 continue;
             }
             if let Some(d) = deadline {
@@ -263,7 +373,7 @@ impl Tablebase {
                 && both_colours(material),
             "a table's material is 2 to {MAX_PIECES} piece codes, ascending, of both colours: {material:?}"
         );
-        if self.tables.contains_key(material) {
+        if self.tables.contains_key(material) || self.load(material) {
             return;
         }
         for i in 0..material.len() {
@@ -282,6 +392,9 @@ impl Tablebase {
             self.ns_per_entry = if self.ns_per_entry > 0.0 { self.ns_per_entry.max(rate) } else { rate };
         }
         self.tables.insert(material.to_vec(), table);
+        if let Some(store) = &self.store {
+            store.save(material, &self.encode(material).expect("just built"));
+        }
     }
 
     fn retrograde(&self, codes: &[u8]) -> Table {
@@ -401,6 +514,53 @@ impl Tablebase {
     }
 }
 
+/// Checks and reads an encoded table.
+fn decode_table(bytes: &[u8]) -> Result<(Vec<u8>, Table), TableFileError> {
+    let head = MAGIC.len() + 4 + 1;
+    if bytes.len() < head || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(TableFileError::Magic);
+    }
+    let found = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes"));
+    if found != TABLE_VERSION {
+        return Err(TableFileError::Version { found });
+    }
+    let k = usize::from(bytes[12]);
+    let material =
+        bytes.get(head..head + k).ok_or(TableFileError::Length { expected: head + k, found: bytes.len() })?;
+    if !(2..=MAX_PIECES).contains(&k)
+        || !material.is_sorted()
+        || material.iter().any(|&c| c >= 14)
+        || !both_colours(material)
+    {
+        return Err(TableFileError::Material(material.to_vec()));
+    }
+    let n = 2 * positions(k);
+    let expected = head + k + 2 * n + 4;
+    if bytes.len() != expected {
+        return Err(TableFileError::Length { expected, found: bytes.len() });
+    }
+    let (body, crc) = bytes.split_at(expected - 4);
+    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+        return Err(TableFileError::Checksum);
+    }
+    let values: Vec<u16> =
+        body[head + k..].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+    // A position with two pieces on one square is never reached and always a draw.
+    let mut squares = vec![0u8; k];
+    for (idx, &v) in values.iter().enumerate() {
+        if v == DRAW {
+            continue;
+        }
+        for (i, s) in squares.iter_mut().enumerate() {
+            *s = ((idx >> (5 * (k - 1 - i))) & 31) as u8;
+        }
+        if (1..k).any(|i| squares[..i].contains(&squares[i])) {
+            return Err(TableFileError::Value(idx));
+        }
+    }
+    Ok((material.to_vec(), Table { values }))
+}
+
 fn push(levels: &mut Vec<Vec<u32>>, d: usize, idx: usize) {
     if levels.len() <= d {
         levels.resize_with(d + 1, Vec::new);
@@ -446,6 +606,84 @@ mod tests {
         // No deadline: the rest is built, and only the rest.
         assert_eq!(tb.prepare(&p, MAX_PIECES, None), 1);
         assert!(tb.probe(&p).is_some());
+    }
+
+    /// A store in memory that counts what passes through it.
+    #[derive(Default)]
+    struct MemStore {
+        files: std::sync::Mutex<HashMap<Vec<u8>, Vec<u8>>>,
+    }
+
+    impl TableStore for MemStore {
+        fn load(&self, material: &[u8]) -> Option<Vec<u8>> {
+            self.files.lock().unwrap().get(material).cloned()
+        }
+        fn save(&self, material: &[u8], bytes: &[u8]) {
+            self.files.lock().unwrap().insert(material.to_vec(), bytes.to_vec());
+        }
+    }
+
+    #[test]
+    fn stored_tables_are_loaded_not_rebuilt_and_give_the_same_results() {
+        let p = pos("8/8/Gs4aS/8 r - 0 1");
+        let store = Arc::new(MemStore::default());
+        let mut first = Tablebase::with_store(store.clone());
+        let built = first.prepare(&p, MAX_PIECES, None);
+        assert!(built > 1);
+        assert_eq!(first.loaded(), 0);
+        assert_eq!(store.files.lock().unwrap().len(), built, "every built table is saved");
+        let mut second = Tablebase::with_store(store.clone());
+        assert_eq!(second.prepare(&p, MAX_PIECES, None), built);
+        assert_eq!(second.loaded(), built, "all loaded, none built");
+        for (m, t) in &first.tables {
+            assert_eq!(second.tables[m].values, t.values, "{m:?}");
+        }
+        // A damaged file is refused and the table is built again and saved over it.
+        let m = store.files.lock().unwrap().keys().max_by_key(|m| m.len()).unwrap().clone();
+        let good = store.files.lock().unwrap()[&m].clone();
+        let mut bad = good.clone();
+        let mid = bad.len() / 2;
+        bad[mid] ^= 1;
+        store.files.lock().unwrap().insert(m.clone(), bad);
+        let mut third = Tablebase::with_store(store.clone());
+        third.build(&m);
+        assert_eq!(third.loaded(), third.tables() - 1, "the damaged table is rebuilt");
+        assert_eq!(store.files.lock().unwrap()[&m], good);
+    }
+
+    #[test]
+    fn encoded_tables_are_checked_before_use() {
+        let mut tb = Tablebase::new();
+        let m = vec![code('R'), code('h')];
+        tb.build(&m);
+        let good = tb.encode(&m).unwrap();
+        assert_eq!(Tablebase::new().insert_encoded(&good), Ok(m.clone()));
+        assert_eq!(tb.encode(&[code('G'), code('s')]), None, "not built");
+        let err = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut b = good.clone();
+            f(&mut b);
+            Tablebase::new().insert_encoded(&b).unwrap_err()
+        };
+        assert_eq!(err(&|b| b[0] = b'X'), TableFileError::Magic);
+        assert_eq!(err(&|b| b.truncate(5)), TableFileError::Magic);
+        assert_eq!(err(&|b| b[8] = 9), TableFileError::Version { found: 9 });
+        assert!(matches!(err(&|b| b[12] = 5), TableFileError::Material(_) | TableFileError::Length { .. }));
+        assert_eq!(err(&|b| b[13] = b[14]), TableFileError::Material(vec![m[1], m[1]]));
+        assert!(matches!(
+            err(&|b| {
+                b.pop();
+            }),
+            TableFileError::Length { .. }
+        ));
+        assert_eq!(err(&|b| b[100] ^= 0x40), TableFileError::Checksum);
+        // A result stored for an unreachable position (both pieces on square 0), checksum fixed.
+        let e = err(&|b| {
+            b[15] = 1;
+            b.truncate(b.len() - 4);
+            let crc = crc32fast::hash(b);
+            b.extend_from_slice(&crc.to_le_bytes());
+        });
+        assert_eq!(e, TableFileError::Value(0));
     }
 
     #[test]

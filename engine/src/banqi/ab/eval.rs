@@ -34,6 +34,67 @@ impl Default for Weights {
     }
 }
 
+impl Weights {
+    /// How many numbers [`Weights::to_list`] gives.
+    pub const LEN: usize = 11;
+    /// The accepted range of each, for messages.
+    pub const RANGES: &str = "7 kind values 1..=5000 (king advisor elephant chariot horse cannon pawn), \
+        prey_share 0..=1000, safe_bonus 0..=2000, face_down 0..=2000, mobility 0..=100";
+    const BOUNDS: [(i32, i32); Weights::LEN] = [
+        (1, 5000),
+        (1, 5000),
+        (1, 5000),
+        (1, 5000),
+        (1, 5000),
+        (1, 5000),
+        (1, 5000),
+        (0, 1000),
+        (0, 2000),
+        (0, 2000),
+        (0, 100),
+    ];
+
+    /// The weights as one list: `base` (7), `prey_share`, `safe_bonus`, `face_down`, `mobility`.
+    pub fn to_list(&self) -> [i32; Weights::LEN] {
+        let b = self.base;
+        [
+            b[0],
+            b[1],
+            b[2],
+            b[3],
+            b[4],
+            b[5],
+            b[6],
+            self.prey_share,
+            self.safe_bonus,
+            self.face_down,
+            self.mobility,
+        ]
+    }
+
+    /// The weights [`Weights::to_list`] gave, or `None` if the list has the wrong length or a
+    /// number outside its range ([`Weights::RANGES`]).
+    pub fn from_list(l: &[i32]) -> Option<Weights> {
+        if l.len() != Weights::LEN
+            || l.iter().zip(Weights::BOUNDS).any(|(v, (lo, hi))| !(lo..=hi).contains(v))
+        {
+            return None;
+        }
+        Some(Weights {
+            base: [l[0], l[1], l[2], l[3], l[4], l[5], l[6]],
+            prey_share: l[7],
+            safe_bonus: l[8],
+            face_down: l[9],
+            mobility: l[10],
+        })
+    }
+
+    /// Each weight's range, lowest and highest (for tuning).
+    pub fn bounds() -> [(i32, i32); Weights::LEN] {
+        Weights::BOUNDS
+    }
+}
+
 /// Whether a piece of kind `a` can take a `t` at all (adjacently, or by a cannon's jump).
 pub(super) const fn preys_on(a: usize, t: usize) -> bool {
     if a == Kind::Cannon as usize {

@@ -102,13 +102,12 @@ pub struct Searcher {
 }
 
 impl Searcher {
-    /// A searcher with these settings and weights.
-    pub fn new(settings: AbSettings, weights: Weights) -> Searcher {
+    /// A searcher with these settings (the evaluation's weights among them).
+    pub fn new(settings: AbSettings) -> Searcher {
         let entries = (settings.tt_mib.max(1) as usize * (1 << 20) / std::mem::size_of::<Entry>()).max(1);
         let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
         Searcher {
-            settings,
-            weights,
+            weights: settings.weights.clone(),
             table: vec![Entry::default(); entries],
             killers: [[NO_MOVE; 2]; MAX_PLY],
             history: Box::new([[0; 64]; 64]),
@@ -116,7 +115,11 @@ impl Searcher {
             node_limit: u64::MAX,
             deadline: None,
             stopped: false,
-            tablebase: Tablebase::new(),
+            tablebase: match &settings.store {
+                Some(s) => Tablebase::with_store(s.0.clone()),
+                None => Tablebase::new(),
+            },
+            settings,
         }
     }
 
@@ -561,7 +564,20 @@ impl GameAgents for Banqi {
             _ => None,
         }
     }
+
+    /// `banqi-ab` at [`NODES_PER_SIM`] nodes per simulation: deterministic, and about the
+    /// time the same number of network MCTS simulations take on one core.
+    fn user_ai(sims: u64) -> Option<AgentSpec> {
+        Some(AgentSpec::BanqiAb(AbSettings {
+            nodes: Some(sims.saturating_mul(NODES_PER_SIM)),
+            ..AbSettings::default()
+        }))
+    }
 }
+
+/// `banqi-ab`'s nodes for one MCTS simulation in gating: a node costs ~0.45 µs, a network
+/// simulation ~45 µs (inference at small batches plus the tree) on one core.
+pub const NODES_PER_SIM: u64 = 100;
 
 /// The `banqi-ab:…` agent: a [`Searcher`] kept across the game's moves.
 pub struct AbAgent {
@@ -570,9 +586,9 @@ pub struct AbAgent {
 }
 
 impl AbAgent {
-    /// An agent with these settings and the default weights.
+    /// An agent with these settings.
     pub fn new(settings: AbSettings, name: String) -> AbAgent {
-        AbAgent { name, searcher: Searcher::new(settings, Weights::default()) }
+        AbAgent { name, searcher: Searcher::new(settings) }
     }
 }
 
@@ -621,7 +637,7 @@ mod tests {
 
     fn best(text: &str, nodes: u64) -> SearchResult {
         let settings = AbSettings { nodes: Some(nodes), ..AbSettings::default() };
-        Searcher::new(settings, Weights::default()).search(&pos(text), |_, _| {})
+        Searcher::new(settings).search(&pos(text), |_, _| {})
     }
 
     #[test]
@@ -668,7 +684,7 @@ mod tests {
         // the advisor flees rather than the horse moving. (The tables know that neither
         // saves the game, so this tests the search and evaluation without them.)
         let settings = AbSettings { nodes: Some(50_000), tablebase: 0, ..AbSettings::default() };
-        let r = Searcher::new(settings, Weights::default()).search(&pos("8/8/Ag6/7H r - 0 1"), |_, _| {});
+        let r = Searcher::new(settings).search(&pos("8/8/Ag6/7H r - 0 1"), |_, _| {});
         match r.best {
             Action::Move { from: 8, to } => assert!(to == 0 || to == 16, "the advisor must flee: {r:?}"),
             other => panic!("expected the advisor to flee, got {other:?}"),
@@ -691,7 +707,7 @@ mod tests {
         let with = best(text, 20_000);
         assert_eq!(with.score, 0, "{with:?}");
         let settings = AbSettings { nodes: Some(20_000), tablebase: 0, ..AbSettings::default() };
-        let without = Searcher::new(settings, Weights::default()).search(&pos(text), |_, _| {});
+        let without = Searcher::new(settings).search(&pos(text), |_, _| {});
         assert!(without.score > 0, "{without:?}");
     }
 
@@ -728,7 +744,7 @@ mod tests {
         // Alpha-beta's contract at a chance node: inside the window the exact value, outside
         // it a bound on the right side. Depth 2 has no reductions, so a fresh searcher per
         // call sees the same tree whatever the window.
-        let fresh = || Searcher::new(AbSettings { tt_mib: 1, ..AbSettings::default() }, Weights::default());
+        let fresh = || Searcher::new(AbSettings { tt_mib: 1, ..AbSettings::default() });
         let mut flips = 0;
         for g in midgames(17, 6) {
             let mut actions = Vec::new();
@@ -755,8 +771,8 @@ mod tests {
         g.play_unchecked(Action::Flip(13));
         g.play_unchecked(Action::Reveal(Piece::new(Colour::Black, Kind::Chariot)));
         let settings = AbSettings { nodes: Some(30_000), ..AbSettings::default() };
-        let a = Searcher::new(settings.clone(), Weights::default()).search(&g, |_, _| {});
-        let b = Searcher::new(settings, Weights::default()).search(&g, |_, _| {});
+        let a = Searcher::new(settings.clone()).search(&g, |_, _| {});
+        let b = Searcher::new(settings).search(&g, |_, _| {});
         assert_eq!(a, b);
         assert!(g.is_legal(a.best));
         assert!(a.depth >= 2, "{a:?}");

@@ -93,9 +93,8 @@ impl GameAgents for TriGolden {
     }
 
     /// `trigolden-user` at `sims` simulations a turn (its other settings the file's).
-    fn user_ai(sims: u64) -> Option<Box<dyn Agent<TriGolden>>> {
-        let settings = UserSettings { sims: Some(sims), ..UserSettings::default() };
-        Some(Box::new(UserAgent::new(settings, format!("trigolden-user:sims={sims}"))))
+    fn user_ai(sims: u64) -> Option<AgentSpec> {
+        Some(AgentSpec::TrigoldenUser(UserSettings { sims: Some(sims), ..UserSettings::default() }))
     }
 }
 
