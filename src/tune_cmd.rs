@@ -42,8 +42,9 @@ pub struct TuneArgs {
     #[arg(long, default_value_t = 0.1)]
     pub c_share: f64,
     /// Learning rate at the first step: a pair won outright moves every weight by this share
-    /// of its perturbation.
-    #[arg(long, default_value_t = 0.3)]
+    /// of its perturbation. Small, because one pair says little: over a few thousand pairs
+    /// the noise walks a weight about r·√pairs/2 perturbations, the signal r·pairs·edge.
+    #[arg(long, default_value_t = 0.05)]
     pub r: f64,
     /// Random opening flips before each pair (both games of a pair share it).
     #[arg(long, default_value_t = 2)]
