@@ -158,6 +158,10 @@ pub fn run(args: TuneArgs) -> Result<()> {
                         let losses = all.iter().filter(|s| s.result < 0.0).count();
                         bar.set_message(format!("+ won {wins}, − won {losses}"));
                         bar.inc(1);
+                        // Without a terminal there is no bar: a line every 100 pairs instead.
+                        if bar.is_hidden() && all.len().is_multiple_of(100) {
+                            eprintln!("tune: {} pairs, + won {wins}, − won {losses}", all.len());
+                        }
                     }
                 })
             })

@@ -94,6 +94,28 @@ fn tablebase(c: &mut Criterion) {
             black_box(tb.prepare(&four, 4, None))
         })
     });
+    // The same tables read back from their encoded bytes (what a process finds on disk):
+    // the checks (CRC-32, every entry) and the copy, without the file system.
+    let mut built = Tablebase::new();
+    built.prepare(&four, 4, None);
+    let mut codes: Vec<u8> =
+        "GsaS".chars().map(|c| engine::banqi::Piece::from_letter(c).unwrap().code()).collect();
+    codes.sort_unstable();
+    // Every subset of the four pieces; the ones with a table are those with both colours.
+    let materials: Vec<Vec<u8>> = (1u32..16)
+        .map(|mask| codes.iter().enumerate().filter(|(i, _)| mask & (1 << i) != 0).map(|(_, &c)| c).collect())
+        .collect();
+    let encoded: Vec<Vec<u8>> = materials.iter().filter_map(|m| built.encode(m)).collect();
+    assert_eq!(encoded.len(), built.tables(), "every table of the position is encoded");
+    g.bench_function("one_4_piece_table_loaded", |b| {
+        b.iter(|| {
+            let mut tb = Tablebase::new();
+            for e in &encoded {
+                tb.insert_encoded(e).unwrap();
+            }
+            black_box(tb.tables())
+        })
+    });
     g.finish();
 }
 

@@ -17,7 +17,8 @@
 //! - `trigolden-lite:time=1s,minimax=3` — a cheap simplification of it
 //!   ([`crate::trigolden::lite`]; `trigolden-seed` is its old name).
 //! - `banqi-ab:time=300ms,nodes=200000,depth=20,tt=16,flips=4,tb=5` — Banqi's expectiminimax
-//!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only).
+//!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only); `weights=` sets its
+//!   evaluation's 11 weights, `/`-separated (what `zeroplay tune` prints).
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -30,7 +31,6 @@ use std::time::Duration;
 use rand::RngExt;
 
 use crate::Rng;
-use crate::banqi::ab::Weights;
 use crate::eval::{Evaluator, Rollout, Uniform};
 use crate::game::Game;
 use crate::leaf::{LeafEvaluator, LeafSettings};
@@ -254,16 +254,7 @@ impl FromStr for AgentSpec {
                             .filter(|n| *n <= 8)
                             .ok_or_else(|| err(format!("tb `{v}`: 0 (no tables) to 8 pieces")))?
                     }
-                    "weights" => {
-                        let list: Option<Vec<i32>> = v.split('/').map(|x| x.parse().ok()).collect();
-                        ab.weights = list.and_then(|l| Weights::from_list(&l)).ok_or_else(|| {
-                            err(format!(
-                                "weights `{v}`: {} integers joined by `/` ({})",
-                                Weights::LEN,
-                                Weights::RANGES
-                            ))
-                        })?
-                    }
+                    "weights" => ab.set_weights(v).map_err(&err)?,
                     _ => {
                         return Err(err(format!(
                             "unknown key `{k}` (known: time, nodes, depth, tt, flips, tb, weights)"
@@ -468,9 +459,8 @@ impl fmt::Display for AgentSpec {
                 if s.tablebase != d.tablebase {
                     parts.push(format!("tb={}", s.tablebase));
                 }
-                if s.weights != d.weights {
-                    let list: Vec<String> = s.weights.to_list().iter().map(i32::to_string).collect();
-                    parts.push(format!("weights={}", list.join("/")));
+                if let Some(w) = s.weights_text() {
+                    parts.push(format!("weights={w}"));
                 }
                 spec_with_parts(f, "banqi-ab", &parts)
             }

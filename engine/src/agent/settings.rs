@@ -114,6 +114,24 @@ impl PartialEq for SharedTables {
 }
 
 impl AbSettings {
+    /// Sets the weights from a spec's `weights=` value ([`Weights::to_list`] joined by `/`).
+    ///
+    /// # Errors
+    /// A value that is not [`Weights::LEN`] integers in their ranges.
+    pub fn set_weights(&mut self, v: &str) -> Result<(), String> {
+        let list: Option<Vec<i32>> = v.split('/').map(|x| x.parse().ok()).collect();
+        self.weights = list.and_then(|l| Weights::from_list(&l)).ok_or_else(|| {
+            format!("weights `{v}`: {} integers joined by `/` ({})", Weights::LEN, Weights::RANGES)
+        })?;
+        Ok(())
+    }
+
+    /// The weights as a spec's `weights=` value, or `None` when they are the defaults.
+    pub fn weights_text(&self) -> Option<String> {
+        (self.weights != Weights::default())
+            .then(|| self.weights.to_list().iter().map(i32::to_string).collect::<Vec<_>>().join("/"))
+    }
+
     /// The time per move: `time`, or 300 ms when neither `time` nor `nodes` is set.
     pub fn move_time(&self) -> Option<Duration> {
         match (self.time, self.nodes) {
