@@ -87,6 +87,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
     let spsa = Mutex::new(Spsa::new(&start, &c, &Weights::bounds(), settings));
     let steps = Mutex::new(Vec::<Step>::new());
     let next = AtomicU64::new(0);
+    let (plus_won, minus_won) = (AtomicU64::new(0), AtomicU64::new(0));
     let stop = AtomicBool::new(false);
     let deadline = args.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m.max(0.0) * 60.0));
     let threads = crate::arena_cmd::thread_count(args.threads).min(args.pairs as usize);
@@ -154,8 +155,13 @@ pub fn run(args: TuneArgs) -> Result<()> {
                         drop(tuner);
                         let mut all = steps.lock().expect("no panics while held");
                         all.push(step);
-                        let wins = all.iter().filter(|s| s.result > 0.0).count();
-                        let losses = all.iter().filter(|s| s.result < 0.0).count();
+                        // Counted as they come, not by rereading every step each time.
+                        let won = if result > 0.0 { &plus_won } else { &minus_won };
+                        if result != 0.0 {
+                            won.fetch_add(1, Ordering::Relaxed);
+                        }
+                        let (wins, losses) =
+                            (plus_won.load(Ordering::Relaxed), minus_won.load(Ordering::Relaxed));
                         bar.set_message(format!("+ won {wins}, − won {losses}"));
                         bar.inc(1);
                         // Without a terminal there is no bar: a line every 100 pairs instead.
