@@ -157,7 +157,7 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
     let m = model::load::<G>(&bytes, &device)?;
     let f = G::FEATURE_LEN;
     println!(
-        "\n| inference batch | positions/s | µs per call | µs per call incl. feature encoding |\n|---|---|---|---|"
+        "\n| inference batch | path | positions/s | µs per call | µs per position | µs per call incl. feature encoding |\n|---|---|---|---|---|---|"
     );
     for &b in &a.batches {
         let batch = &ps[..b.min(ps.len())];
@@ -165,27 +165,68 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
         for (p, c) in batch.iter().zip(x.chunks_exact_mut(f)) {
             p.encode_features(c);
         }
+        let wanted: Vec<Vec<usize>> = batch
+            .iter()
+            .map(|p| {
+                let mut acts = Vec::new();
+                p.legal_actions(&mut acts);
+                acts.iter().filter_map(G::action_index).collect()
+            })
+            .collect();
         let calls = (4096 / b).clamp(4, 512);
-        let secs = time(a.repeats, || {
-            for _ in 0..calls {
-                std::hint::black_box(m.infer(&x, batch.len()));
-            }
-        });
-        let enc = time(a.repeats, || {
-            for _ in 0..calls {
-                let mut x = vec![0.0; batch.len() * f];
-                for (p, c) in batch.iter().zip(x.chunks_exact_mut(f)) {
-                    p.encode_features(c);
+        // Side by side in one run: burn's tensors, the CPU pass with every policy entry, and
+        // the CPU pass with the legal actions' entries only (what the search asks for).
+        type Infer<'a> = Box<dyn Fn(&[f32]) + 'a>;
+        let n = batch.len();
+        let mut paths: Vec<(&str, Infer<'_>)> = vec![(
+            "burn (flex)",
+            Box::new(|x: &[f32]| {
+                std::hint::black_box(m.infer_burn(x, n));
+            }),
+        )];
+        if let Some(cpu) = &m.cpu {
+            let p = cpu.policy_len();
+            paths.push((
+                "CpuNet, all policy entries",
+                Box::new(move |x: &[f32]| {
+                    let (mut out, mut pol) = (Vec::new(), vec![0.0; n * p]);
+                    cpu.forward(x, n, &|_| None, &mut out, &mut pol);
+                    std::hint::black_box((out, pol));
+                }),
+            ));
+            let wanted = &wanted;
+            paths.push((
+                "CpuNet, legal entries only",
+                Box::new(move |x: &[f32]| {
+                    let (mut out, mut pol) = (Vec::new(), vec![0.0; n * p]);
+                    cpu.forward(x, n, &|i| Some(&wanted[i][..]), &mut out, &mut pol);
+                    std::hint::black_box((out, pol));
+                }),
+            ));
+        }
+        for (name, infer) in &paths {
+            let secs = time(a.repeats, || {
+                for _ in 0..calls {
+                    infer(&x);
                 }
-                std::hint::black_box(m.infer(&x, batch.len()));
-            }
-        });
-        println!(
-            "| {b} | {:.0} | {:.1} | {:.1} |",
-            (calls * batch.len()) as f64 / secs,
-            secs / calls as f64 * 1e6,
-            enc / calls as f64 * 1e6
-        );
+            });
+            let enc = time(a.repeats, || {
+                for _ in 0..calls {
+                    let mut x = vec![0.0; batch.len() * f];
+                    for (p, c) in batch.iter().zip(x.chunks_exact_mut(f)) {
+                        p.encode_features(c);
+                    }
+                    infer(&x);
+                }
+            });
+            println!(
+                "| {b} | {name} | {:.0} | {:.1} | {:.2} | {:.1} |",
+                (calls * batch.len()) as f64 / secs,
+                secs / calls as f64 * 1e6,
+                secs / (calls * batch.len()) as f64 * 1e6,
+                enc / calls as f64 * 1e6
+            );
+        }
     }
 
     // MCTS with the network leaf, beside the rollout leaf.

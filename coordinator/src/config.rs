@@ -279,6 +279,12 @@ impl CoordinatorConfig {
         for (name, g) in &self.games {
             g.settings.validate().map_err(|e| ConfigError(format!("games.{name}: {e}")))?;
             g.leaf.validate().map_err(|e| ConfigError(format!("games.{name}.leaf.{e}")))?;
+            if let Some(t) =
+                g.settings.teacher_spec().map_err(|e| ConfigError(format!("games.{name}: {e}")))?
+            {
+                engine::with_game!(*name, |G| t.check_for::<G>())
+                    .map_err(|e| ConfigError(format!("games.{name}.settings.teacher: {e}")))?;
+            }
             let s = &g.sources;
             let weights = [g.weight, s.initial, s.random_opening, s.fork, s.user_file_weight];
             if weights.iter().any(|w| !w.is_finite() || *w < 0.0) {
@@ -321,5 +327,18 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("evaluator") && e.contains("rollout"), "{e}");
+    }
+
+    #[test]
+    fn a_teacher_must_be_an_agent_of_its_game() {
+        let parse = |text: &str| {
+            let c: CoordinatorConfig = toml::from_str(text).unwrap();
+            c.validate().map_err(|e| e.to_string())
+        };
+        parse("[games.banqi.settings]\nteacher = \"banqi-ab:nodes=20000\"\n").unwrap();
+        let e = parse("[games.battlenumber.settings]\nteacher = \"banqi-ab:nodes=20000\"\n").unwrap_err();
+        assert!(e.contains("games.battlenumber.settings.teacher") && e.contains("not an agent of"), "{e}");
+        let e = parse("[games.banqi.settings]\nteacher = \"banqi-ab:nodes=x\"\n").unwrap_err();
+        assert!(e.contains("teacher"), "{e}");
     }
 }

@@ -18,7 +18,8 @@
 //!   ([`crate::trigolden::lite`]; `trigolden-seed` is its old name).
 //! - `banqi-ab:time=300ms,nodes=200000,depth=20,tt=16,flips=4,tb=5` — Banqi's expectiminimax
 //!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only); `weights=` sets its
-//!   evaluation's 11 weights, `/`-separated (what `zeroplay tune` prints).
+//!   evaluation's 11 weights, `/`-separated (what `zeroplay tune` prints); `model=PATH` values
+//!   its leaves with a trained network instead of that evaluation.
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -131,10 +132,14 @@ impl MctsSpec {
 /// understands, such as TriGolden's `trigolden-user:…`. The game's own module implements it,
 /// so this generic factory reaches a game's agents without naming the game.
 pub trait GameAgents: Game {
-    /// The agent `spec` names for this game (called `name`), or `None` if this game has no
-    /// such agent.
-    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<Self>>> {
-        let _ = (spec, name);
+    /// The agent `spec` names for this game (called `name`), loading a network with `net`
+    /// where the spec names one, or `None` if this game has no such agent.
+    fn game_agent(
+        spec: &AgentSpec,
+        name: String,
+        net: &NetLoader<'_, Self>,
+    ) -> Option<Result<Box<dyn Agent<Self>>, String>> {
+        let _ = (spec, name, net);
         None
     }
 
@@ -255,9 +260,10 @@ impl FromStr for AgentSpec {
                             .ok_or_else(|| err(format!("tb `{v}`: 0 (no tables) to 8 pieces")))?
                     }
                     "weights" => ab.set_weights(v).map_err(&err)?,
+                    "model" if !v.is_empty() => ab.model = Some(v.to_string()),
                     _ => {
                         return Err(err(format!(
-                            "unknown key `{k}` (known: time, nodes, depth, tt, flips, tb, weights)"
+                            "unknown key `{k}` (known: time, nodes, depth, tt, flips, tb, weights, model)"
                         )));
                     }
                 }
@@ -462,6 +468,9 @@ impl fmt::Display for AgentSpec {
                 if let Some(w) = s.weights_text() {
                     parts.push(format!("weights={w}"));
                 }
+                if let Some(m) = &s.model {
+                    parts.push(format!("model={m}"));
+                }
                 spec_with_parts(f, "banqi-ab", &parts)
             }
         }
@@ -521,6 +530,25 @@ fn turn_keys(
 }
 
 impl AgentSpec {
+    /// Whether building this agent loads a network (`eval=net`).
+    pub fn uses_net(&self) -> bool {
+        matches!(self, AgentSpec::Mcts(MctsSpec { eval: EvalSpec::Net { .. }, .. }))
+            || matches!(self, AgentSpec::BanqiAb(AbSettings { model: Some(_), .. }))
+    }
+
+    /// Whether `G` has this agent (the generic ones always; `banqi-ab` only Banqi, …).
+    ///
+    /// # Errors
+    /// Names the game that lacks it.
+    pub fn check_for<G: GameAgents>(&self) -> Result<(), String> {
+        match self {
+            AgentSpec::Random | AgentSpec::Mcts(_) => Ok(()),
+            _ => G::game_agent(self, self.to_string(), &|_, _| Err("not loaded".into()))
+                .map(|_| ())
+                .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME)),
+        }
+    }
+
     /// This spec with `store` as the place its endgame tables are kept between processes
     /// (`banqi-ab` only; other specs are returned as they are).
     pub fn with_table_store(
@@ -560,8 +588,8 @@ impl AgentSpec {
                 Box::new(MctsAgent::new(m.clone(), evaluator, self.to_string()))
             }
             AgentSpec::TrigoldenLite(_) | AgentSpec::TrigoldenUser(_) | AgentSpec::BanqiAb(_) => {
-                G::game_agent(self, self.to_string())
-                    .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME))?
+                G::game_agent(self, self.to_string(), net)
+                    .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME))??
             }
         })
     }

@@ -11,6 +11,7 @@ use rand_distr::{Distribution, Gamma};
 use serde::{Deserialize, Serialize};
 
 use crate::Rng;
+use crate::agent::{Agent, AgentSpec, GameAgents};
 use crate::eval::Evaluator;
 use crate::game::{Actor, Game, Outcome, Seat, next_chance};
 use crate::mcts::{Budget, Mcts, MctsConfig};
@@ -41,6 +42,16 @@ pub struct SelfPlaySettings {
     pub resign_playthrough_fraction: f32,
     /// PUCT exploration constant.
     pub c_puct: f32,
+    /// An agent spec that plays both seats instead of MCTS (empty: MCTS self-play), such as
+    /// `banqi-ab:nodes=20000`: training data from a stronger searcher than the network's own
+    /// (its moves become one-hot policy targets, its search value the root value). It must
+    /// name no network, and a node budget keeps its games replayable from their seeds.
+    pub teacher: String,
+    /// With a teacher: the probability that a move at a ply below `teacher_random_plies` is
+    /// a uniformly random legal one instead (exploration; such moves are not policy targets).
+    pub teacher_random: f32,
+    /// With a teacher: the plies in which moves may be random.
+    pub teacher_random_plies: u32,
 }
 
 impl Default for SelfPlaySettings {
@@ -56,6 +67,9 @@ impl Default for SelfPlaySettings {
             resign_consecutive: 3,
             resign_playthrough_fraction: 0.1,
             c_puct: 1.5,
+            teacher: String::new(),
+            teacher_random: 0.1,
+            teacher_random_plies: 30,
         }
     }
 }
@@ -87,6 +101,8 @@ impl SelfPlaySettings {
         unit(self.full_search_probability, "full_search_probability")?;
         unit(self.dirichlet_fraction, "dirichlet_fraction")?;
         unit(self.resign_playthrough_fraction, "resign_playthrough_fraction")?;
+        unit(self.teacher_random, "teacher_random")?;
+        self.teacher_spec()?;
         if !(self.dirichlet_alpha.is_finite() && self.dirichlet_alpha >= 0.0 && self.dirichlet_alpha <= 100.0)
         {
             return Err(SettingsError(format!(
@@ -106,6 +122,24 @@ impl SelfPlaySettings {
             return Err(SettingsError("temperature steps: at most 64, each T in (0, 100]".into()));
         }
         Ok(())
+    }
+
+    /// The teacher's parsed spec (`None`: MCTS self-play).
+    ///
+    /// # Errors
+    /// [`SettingsError`] if `teacher` is not an agent spec or names a network.
+    pub fn teacher_spec(&self) -> Result<Option<AgentSpec>, SettingsError> {
+        if self.teacher.trim().is_empty() {
+            return Ok(None);
+        }
+        let spec: AgentSpec = self.teacher.parse().map_err(|e| SettingsError(format!("teacher: {e}")))?;
+        if spec.uses_net() {
+            return Err(SettingsError(format!(
+                "teacher {:?} names a network; a teacher plays without one",
+                self.teacher
+            )));
+        }
+        Ok(Some(spec))
     }
 
     fn temperature_at(&self, ply: u32) -> Option<f32> {
@@ -322,6 +356,87 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
     })
 }
 
+/// Plays one game from `start` with `teacher` on both seats (a fresh agent per seat, so a
+/// game depends only on its seed), checking `stop` before every action; `Ok(None)` if
+/// stopped. A teacher's move is a full search with one-hot visits and its search value as
+/// the root value; a random exploration move ([`SelfPlaySettings::teacher_random`]) has no
+/// visits. Nobody resigns.
+///
+/// # Errors
+/// If the teacher is not an agent of `G`.
+///
+/// # Panics
+/// If `start` is a finished game.
+pub fn play_teacher_game_until<G: GameAgents>(
+    start: &G,
+    settings: &SelfPlaySettings,
+    teacher: &AgentSpec,
+    seed: u64,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<SelfPlayGame<G>>, String> {
+    assert!(start.outcome().is_none(), "self-play from a finished game");
+    let no_net =
+        |_: &str, _: &crate::leaf::LeafSettings| Err("a teacher plays without a network".to_string());
+    let mut agents: [Box<dyn Agent<G>>; 2] = [teacher.build_with(&no_net)?, teacher.build_with(&no_net)?];
+    let mut rng = crate::rng_from_seed(seed);
+    let deal = crate::derive_seed(seed, crate::arena::DEAL_STREAM);
+    let mut state = start.clone();
+    let mut moves = Vec::new();
+    let mut chances = Vec::new();
+    let mut legal = Vec::new();
+    let mut ply = 0u32;
+    let plain = |action: G::Action| MoveStats {
+        action,
+        chance: false,
+        visits: vec![],
+        root_value: 0.0,
+        full_search: false,
+        model_version: 0,
+    };
+    while state.outcome().is_none() {
+        if stop() {
+            return Ok(None);
+        }
+        let stats = match state.to_move() {
+            Actor::Chance => {
+                let a = next_chance(&state, start, deal, &mut chances, &mut rng);
+                MoveStats { action: a, chance: true, ..plain(a) }
+            }
+            Actor::Player(seat) => {
+                state.legal_actions(&mut legal);
+                if legal.len() == 1 {
+                    plain(legal[0])
+                } else if ply < settings.teacher_random_plies && rng.random::<f32>() < settings.teacher_random
+                {
+                    plain(legal[rng.random_range(0..legal.len())])
+                } else {
+                    let mut value = 0.0;
+                    let a = agents[seat.index()].choose(&state, &mut rng, &mut |p| value = p.value);
+                    MoveStats {
+                        visits: vec![(a, 1)],
+                        root_value: value.clamp(-1.0, 1.0),
+                        full_search: true,
+                        ..plain(a)
+                    }
+                }
+            }
+        };
+        for agent in &mut agents {
+            agent.observe(&state, stats.action);
+        }
+        state.play_unchecked(stats.action);
+        moves.push(stats);
+        ply += 1;
+    }
+    Ok(Some(SelfPlayGame {
+        start: start.clone(),
+        moves,
+        outcome: state.outcome().expect("loop ends at the end"),
+        resigned: None,
+        would_have_resigned: None,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -385,6 +500,47 @@ mod tests {
     }
 
     #[test]
+    fn a_teacher_plays_replayable_games_with_one_hot_targets() {
+        use crate::banqi::Banqi;
+        let s = SelfPlaySettings {
+            teacher: "banqi-ab:nodes=300,tb=0".into(),
+            teacher_random: 0.5,
+            teacher_random_plies: 10,
+            ..fast()
+        };
+        let spec = s.teacher_spec().unwrap().expect("a teacher");
+        let start = Banqi::start();
+        let a = play_teacher_game_until(&start, &s, &spec, 9, &|| false).unwrap().unwrap();
+        let b = play_teacher_game_until(&start, &s, &spec, 9, &|| false).unwrap().unwrap();
+        assert_eq!(a.moves, b.moves, "a game is fixed by its seed");
+        let mut state = start.clone();
+        let (mut taught, mut random) = (0, 0);
+        for (ply, m) in a.moves.iter().enumerate() {
+            assert!(state.is_legal(m.action), "ply {ply}");
+            if m.full_search {
+                assert_eq!(m.visits, vec![(m.action, 1)]);
+                assert!((-1.0..=1.0).contains(&m.root_value));
+                taught += 1;
+            } else if !m.chance && ply >= 10 {
+                let mut legal = Vec::new();
+                state.legal_actions(&mut legal);
+                assert_eq!(legal.len(), 1, "after the random plies only forced moves go untaught");
+            } else if !m.chance {
+                random += 1;
+            }
+            state.play_unchecked(m.action);
+        }
+        assert_eq!(state.outcome(), Some(a.outcome));
+        assert!(taught > 10 && random > 0, "{taught} taught, {random} random");
+        let other = play_teacher_game_until(&start, &s, &spec, 10, &|| false).unwrap().unwrap();
+        assert_ne!(other.moves, a.moves, "another seed, another deal");
+        // A teacher another game does not have is refused, not played.
+        let bn = BattleNumber::new_game(&Options::default());
+        assert!(play_teacher_game_until(&bn, &s, &spec, 1, &|| false).is_err());
+        assert!(play_teacher_game_until(&start, &s, &spec, 1, &|| true).unwrap().is_none());
+    }
+
+    #[test]
     fn bad_settings_are_refused() {
         assert!(SelfPlaySettings::default().validate().is_ok());
         for bad in [
@@ -393,6 +549,9 @@ mod tests {
             SelfPlaySettings { dirichlet_fraction: 1.5, ..fast() },
             SelfPlaySettings { temperature: vec![(10, 0.0)], ..fast() },
             SelfPlaySettings { c_puct: f32::NAN, ..fast() },
+            SelfPlaySettings { teacher: "banqi-ab:nodes=-3".into(), ..fast() },
+            SelfPlaySettings { teacher: "mcts:eval=net,model=m.safetensors".into(), ..fast() },
+            SelfPlaySettings { teacher_random: 2.0, ..fast() },
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }

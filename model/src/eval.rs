@@ -76,11 +76,51 @@ pub struct Outputs {
 
 impl Model {
     /// Runs the network on `n` positions whose features are `features` (`n × feature_len`,
-    /// row-major).
+    /// row-major): one position on the CPU with [`crate::cpu::CpuNet`], else with burn.
     ///
     /// # Panics
     /// If `features.len() != n · feature_len`.
     pub fn infer(&self, features: &[f32], n: usize) -> Outputs {
+        self.infer_wanted(features, n, &|_| None)
+    }
+
+    /// As [`Model::infer`], computing for position `i` only the policy entries `wanted(i)`
+    /// names (`None`: all); the other entries of its row are −∞. Burn's path (a GPU device,
+    /// or more than [`CPU_MAX_BATCH`] positions) computes them all.
+    ///
+    /// # Panics
+    /// If `features.len() != n · feature_len` or an index is not below the policy length.
+    pub fn infer_wanted<'a>(
+        &self,
+        features: &[f32],
+        n: usize,
+        wanted: &dyn Fn(usize) -> Option<&'a [usize]>,
+    ) -> Outputs {
+        // Measured side by side (`zeroplay bench net`, docs/benchmarks.md): the CPU pass is
+        // 2.5× faster than burn for one position, and no faster from a batch of 8 up, where
+        // burn's matrix products win; so it serves single positions (alpha-beta's leaves,
+        // MCTS at batch 1) and burn the rest.
+        let cpu = match &self.cpu {
+            Some(cpu) if n <= CPU_MAX_BATCH => cpu,
+            _ => return self.infer_burn(features, n),
+        };
+        let p = cpu.policy_len();
+        let mut raw = Vec::with_capacity(n);
+        let mut policy = vec![f32::NEG_INFINITY; n * p];
+        cpu.forward(features, n, wanted, &mut raw, &mut policy);
+        Outputs {
+            wdl: raw.iter().map(|o| softmax3(o.wdl_logits)).collect(),
+            margin: raw.iter().map(|o| o.margin * self.meta.margin_scale).collect(),
+            policy: if self.meta.policy_len > 0 { policy } else { vec![] },
+        }
+    }
+
+    /// [`Model::infer`] through burn's tensors, whatever the device (the reference the CPU
+    /// path is measured and tested against).
+    ///
+    /// # Panics
+    /// If `features.len() != n · feature_len`.
+    pub fn infer_burn(&self, features: &[f32], n: usize) -> Outputs {
         let f = self.meta.feature_len;
         assert_eq!(features.len(), n * f, "feature batch length");
         if n == 0 {
@@ -102,6 +142,16 @@ impl Model {
             policy,
         }
     }
+}
+
+/// The most positions [`Model::infer`] runs through [`crate::cpu::CpuNet`] at once.
+pub const CPU_MAX_BATCH: usize = 1;
+
+fn softmax3(l: [f32; 3]) -> [f32; 3] {
+    let m = l[0].max(l[1]).max(l[2]);
+    let e = l.map(|x| (x - m).exp());
+    let s = e[0] + e[1] + e[2];
+    e.map(|x| x / s)
 }
 
 /// How network outputs become search values: the `margin_mix` and `score_scale` of a
@@ -178,8 +228,14 @@ pub fn gate_user_ai<G: Features + engine::agent::GameAgents>(
 ) -> Box<dyn engine::agent::Agent<G>> {
     s.own_user_ai_sims().and_then(G::user_ai).map_or_else(
         || Box::new(gate_agent(gate_leaf::<G>(None, s), s, name)) as Box<dyn engine::agent::Agent<G>>,
-        |spec| spec.with_table_store(modelfile::tables::default_store()).build::<G>(),
+        |spec| with_tables(spec).build::<G>(),
     )
+}
+
+/// `spec` with the endgame tables kept where every program keeps them
+/// ([`modelfile::tables::default_store`]; Banqi's `banqi-ab` only).
+pub fn with_tables(spec: engine::agent::AgentSpec) -> engine::agent::AgentSpec {
+    spec.with_table_store(modelfile::tables::default_store())
 }
 
 /// Fills `leaves` from network outputs: value (turned to the first seat's view) and the
@@ -277,7 +333,12 @@ impl<G: Features> Evaluator<G> for NetEvaluator<G> {
         let features = encode(leaves);
         let out = match &self.batcher {
             Some(b) => b.infer(m.clone(), features, leaves.len()),
-            None => m.model.infer(&features, leaves.len()),
+            None => {
+                // Only the legal actions' logits are read (fill), so only they are computed.
+                let wanted: Vec<Vec<usize>> =
+                    leaves.iter().map(|l| l.actions.iter().filter_map(G::action_index).collect()).collect();
+                m.model.infer_wanted(&features, leaves.len(), &|i| Some(&wanted[i][..]))
+            }
         };
         fill(leaves, &out, m.model.meta.policy_len, self.utility);
     }

@@ -79,6 +79,9 @@ pub struct Model {
     pub device: Device,
     /// SHA-256 of the file it came from.
     pub sha256: String,
+    /// The weights copied out for [`crate::cpu::CpuNet`], which runs inference when the
+    /// device is burn's CPU backend (`None` on a GPU device: burn's path).
+    pub cpu: Option<std::sync::Arc<crate::cpu::CpuNet>>,
 }
 
 /// Loads model file bytes for game `G` onto `device`.
@@ -113,5 +116,7 @@ pub fn load<G: Features>(bytes: &[u8], device: &Device) -> Result<Model, ModelEr
     if !applied.errors.is_empty() || !applied.missing.is_empty() || !applied.unused.is_empty() {
         return Err(ModelError::Weights(applied.to_string()));
     }
-    Ok(Model { net: net.valid(), meta, device: device.clone(), sha256: sha256_hex(bytes) })
+    let net = net.valid();
+    let cpu = (*device == Device::flex()).then(|| std::sync::Arc::new(crate::cpu::CpuNet::new(&net)));
+    Ok(Model { net, meta, device: device.clone(), sha256: sha256_hex(bytes), cpu })
 }

@@ -10,15 +10,23 @@
 //! - [`eval`]: the network as the search's leaf evaluator: a hot-swappable [`eval::ModelSlot`],
 //!   a per-game [`eval::NetEvaluator`] that pins one model per move, and a [`eval::Batcher`]
 //!   that merges leaf batches across games.
+//! - [`cpu`]: the same forward pass without tensors for inference on the CPU, where the search
+//!   asks a few positions at a time: sparse input layer, ReLU-skipping hidden layers, only the
+//!   legal actions' policy logits.
 //!
-//! Backends: burn's pure-Rust CPU backend (`Device::flex()`) is the default; a GPU device can
-//! be passed wherever a [`burn::prelude::Device`] is taken.
+//! Backends: burn's pure-Rust CPU backend (`Device::flex()`) is the default and trains; a GPU
+//! device can be passed wherever a [`burn::prelude::Device`] is taken. Inference of one
+//! position on the CPU device runs [`cpu::CpuNet`]; batches run through burn
+//! ([`Model::infer_burn`]).
 
+pub mod cpu;
 pub mod eval;
 pub mod file;
 pub mod net;
 
-pub use eval::{Batcher, ModelSlot, NetEvaluator, NetSource, gate_agent, gate_leaf, gate_user_ai, net_leaf};
+pub use eval::{
+    Batcher, ModelSlot, NetEvaluator, NetSource, gate_agent, gate_leaf, gate_user_ai, net_leaf, with_tables,
+};
 pub use file::{Model, ModelError, ModelInfo, ModelMeta, check, load, read_meta, sha256_hex, to_bytes};
 pub use net::{NetConfig, ValueNet};
 

@@ -5,6 +5,15 @@ use burn::prelude::*;
 
 pub use modelfile::NetConfig;
 
+/// The layers of a [`ValueNet`], borrowed.
+pub(crate) struct Parts<'a> {
+    pub input: &'a Linear,
+    pub blocks: Vec<(&'a Linear, &'a Linear)>,
+    pub wdl: &'a Linear,
+    pub margin: &'a Linear,
+    pub policy: &'a Linear,
+}
+
 /// One residual block: `x + W₂ · relu(W₁ · x)`, then relu.
 #[derive(Module, Debug)]
 pub struct Block {
@@ -54,6 +63,17 @@ impl ValueNet {
             margin: LinearConfig::new(h, 1).init(device),
             policy: LinearConfig::new(h, policy.max(1)).init(device),
             act: Relu::new(),
+        }
+    }
+
+    /// The layers, for [`crate::cpu::CpuNet`] to copy.
+    pub(crate) fn parts(&self) -> Parts<'_> {
+        Parts {
+            input: &self.input,
+            blocks: self.blocks.iter().map(|b| (&b.a, &b.b)).collect(),
+            wdl: &self.wdl,
+            margin: &self.margin,
+            policy: &self.policy,
         }
     }
 

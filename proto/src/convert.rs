@@ -54,6 +54,9 @@ pub fn selfplay_to_proto(s: &SelfPlaySettings, leaf: &LeafSettings) -> pb::SelfP
         resign_consecutive: s.resign_consecutive,
         resign_playthrough_fraction: s.resign_playthrough_fraction,
         c_puct: s.c_puct,
+        teacher: s.teacher.clone(),
+        teacher_random: s.teacher_random,
+        teacher_random_plies: s.teacher_random_plies,
         leaf: Some(leaf_to_proto(leaf)),
     }
 }
@@ -74,6 +77,9 @@ pub fn selfplay_from_proto(p: &pb::SelfPlaySettings) -> Result<(SelfPlaySettings
         resign_consecutive: p.resign_consecutive,
         resign_playthrough_fraction: p.resign_playthrough_fraction,
         c_puct: p.c_puct,
+        teacher: p.teacher.clone(),
+        teacher_random: p.teacher_random,
+        teacher_random_plies: p.teacher_random_plies,
     };
     s.validate().map_err(|e| e.to_string())?;
     Ok((s, leaf_from_proto(p.leaf.as_ref())?))

@@ -28,7 +28,7 @@ pub(crate) fn play_lease(
     engine::with_game!(kind, |G| play_as::<G>(state, lease, stop))
 }
 
-pub(crate) fn play_as<G: Features>(
+pub(crate) fn play_as<G: Features + engine::agent::GameAgents>(
     state: &State,
     lease: &pb::Lease,
     stop: &dyn Fn() -> bool,
@@ -40,6 +40,37 @@ pub(crate) fn play_as<G: Features>(
     let wire = lease.settings.as_ref().ok_or("lease without settings")?;
     let (settings, leaf) = zeroplay_proto::convert::selfplay_from_proto(wire)
         .map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    let game = match settings.teacher_spec().map_err(|e| format!("lease {}: {e}", lease.lease_id))? {
+        // A teacher (such as banqi-ab) plays instead of MCTS; its endgame tables are kept on
+        // disk like every other Banqi agent's.
+        Some(teacher) => engine::selfplay::play_teacher_game_until(
+            &start,
+            &settings,
+            &model::with_tables(teacher),
+            lease.seed,
+            stop,
+        )
+        .map_err(|e| format!("lease {}: {e}", lease.lease_id))?,
+        None => self_play(state, &start, &settings, &leaf, lease.seed, stop),
+    };
+    let Some(game) = game else {
+        return Ok(None);
+    };
+    let id = format!("{:032x}", rand::random::<u128>());
+    let model_version =
+        game.moves.iter().map(|m| m.model_version).max().unwrap_or(0).max(lease.model_version);
+    Ok(Some(game_record(&game, id, lease.seed, model_version)))
+}
+
+/// One MCTS self-play game with the leaf the lease names.
+fn self_play<G: Features>(
+    state: &State,
+    start: &G,
+    settings: &engine::selfplay::SelfPlaySettings,
+    leaf: &engine::LeafSettings,
+    seed: u64,
+    stop: &dyn Fn() -> bool,
+) -> Option<engine::selfplay::SelfPlayGame<G>> {
     let evaluator: Arc<dyn Evaluator<G>> = match leaf.evaluator {
         // The network once one is published (hot-swapped between moves), the user's rollout
         // evaluator until then.
@@ -48,17 +79,11 @@ pub(crate) fn play_as<G: Features>(
                 state.models.slot(GameKind::of::<G>()).expect("a slot for every game this worker plays"),
                 Some(state.batcher.clone()),
             ),
-            &leaf,
+            leaf,
         ),
         LeafEvaluator::Rollout | LeafEvaluator::Uniform => leaf.without_net(),
     };
-    let Some(game) = play_game_until(&start, &settings, evaluator.as_ref(), lease.seed, stop) else {
-        return Ok(None);
-    };
-    let id = format!("{:032x}", rand::random::<u128>());
-    let model_version =
-        game.moves.iter().map(|m| m.model_version).max().unwrap_or(0).max(lease.model_version);
-    Ok(Some(game_record(&game, id, lease.seed, model_version)))
+    play_game_until(start, settings, evaluator.as_ref(), seed, stop)
 }
 
 /// Model `version` for an evaluation match: from the cache, or downloaded, checked and loaded

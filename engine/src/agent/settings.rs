@@ -80,6 +80,9 @@ pub struct AbSettings {
     pub store: Option<SharedTables>,
     /// The evaluation's weights (`weights=` in a spec, as [`Weights::to_list`] joined by `/`).
     pub weights: Weights,
+    /// A trained value network (`model=PATH`) that replaces the handcrafted evaluation at
+    /// every leaf (each quiescence node's stand-pat), loaded when the agent is built.
+    pub model: Option<String>,
 }
 
 impl Default for AbSettings {
@@ -93,6 +96,7 @@ impl Default for AbSettings {
             tablebase: 5,
             store: None,
             weights: Weights::default(),
+            model: None,
         }
     }
 }

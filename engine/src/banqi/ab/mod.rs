@@ -27,6 +27,7 @@
 //! enemy has left can take it, counts face-down pieces at their colour's expected value, and
 //! adds mobility.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod eval;
@@ -35,10 +36,12 @@ pub use eval::{Weights, evaluate};
 
 use crate::Rng;
 pub use crate::agent::AbSettings;
-use crate::agent::{Agent, AgentSpec, GameAgents};
+use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader};
 use crate::banqi::tablebase::{Tablebase, Wdl};
 use crate::banqi::{Action, Banqi, EMPTY, FACE_DOWN, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
+use crate::eval::{Evaluator, Leaf};
 use crate::game::{Game, Outcome, Seat};
+use crate::leaf::LeafSettings;
 use crate::mcts::Progress;
 
 /// The score of a won position (less the plies to the win).
@@ -99,11 +102,49 @@ pub struct Searcher {
     deadline: Option<Instant>,
     stopped: bool,
     tablebase: Tablebase,
+    /// The network that values leaves instead of [`evaluate`], if any.
+    leaf: Option<NetLeaf>,
+}
+
+/// A value network at the leaves, with a cache of the positions it has valued (the same
+/// leaf recurs across iterations and transpositions, and a call costs tens of µs).
+struct NetLeaf {
+    net: Arc<dyn Evaluator<Banqi>>,
+    cache: Vec<(u64, i32)>,
+    rng: Rng,
+    calls: u64,
+}
+
+impl NetLeaf {
+    const CACHE: usize = 1 << 16;
+
+    /// The network's value of `pos` for the side to move, on the evaluation's scale
+    /// (the inverse of [`score_value`]).
+    fn value(&mut self, pos: &Banqi) -> i32 {
+        let slot = (pos.key as usize) & (Self::CACHE - 1);
+        if self.cache[slot].0 == pos.key && pos.key != 0 {
+            return self.cache[slot].1;
+        }
+        self.calls += 1;
+        let mut leaf = [Leaf::new(pos.clone())];
+        self.net.evaluate(&mut leaf, &mut self.rng);
+        let v = leaf[0].value * pos.side.sign();
+        let score = (1_000.0 * v.clamp(-0.999, 0.999).atanh()).round() as i32;
+        let score = score.clamp(-EVAL_MAX, EVAL_MAX);
+        self.cache[slot] = (pos.key, score);
+        score
+    }
 }
 
 impl Searcher {
     /// A searcher with these settings (the evaluation's weights among them).
     pub fn new(settings: AbSettings) -> Searcher {
+        Searcher::with_leaf(settings, None)
+    }
+
+    /// A searcher whose leaves are valued by `net` (a value network; its value for the side
+    /// to move, `v`, becomes the score `1000·atanh(v)`), or by [`evaluate`] without one.
+    pub fn with_leaf(settings: AbSettings, net: Option<Arc<dyn Evaluator<Banqi>>>) -> Searcher {
         let entries = (settings.tt_mib.max(1) as usize * (1 << 20) / std::mem::size_of::<Entry>()).max(1);
         let entries = 1usize << (usize::BITS - 1 - entries.leading_zeros());
         Searcher {
@@ -119,6 +160,12 @@ impl Searcher {
                 Some(s) => Tablebase::with_store(s.0.clone()),
                 None => Tablebase::new(),
             },
+            leaf: net.map(|net| NetLeaf {
+                net,
+                cache: vec![(0, 0); NetLeaf::CACHE],
+                rng: crate::rng_from_seed(0),
+                calls: 0,
+            }),
             settings,
         }
     }
@@ -383,7 +430,10 @@ impl Searcher {
         if self.tick() {
             return 0;
         }
-        let stand = evaluate(pos, &self.weights);
+        let stand = match &mut self.leaf {
+            Some(net) => net.value(pos),
+            None => evaluate(pos, &self.weights),
+        };
         if stand >= beta || ply >= MAX_PLY - 1 {
             return stand;
         }
@@ -558,11 +608,20 @@ fn from_tt(v: i32, ply: usize) -> i32 {
 
 /// Banqi's own agent: `banqi-ab:…`.
 impl GameAgents for Banqi {
-    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<Banqi>>> {
-        match spec {
-            AgentSpec::BanqiAb(s) => Some(Box::new(AbAgent::new(s.clone(), name))),
-            _ => None,
-        }
+    fn game_agent(
+        spec: &AgentSpec,
+        name: String,
+        net: &NetLoader<'_, Banqi>,
+    ) -> Option<Result<Box<dyn Agent<Banqi>>, String>> {
+        let AgentSpec::BanqiAb(s) = spec else { return None };
+        let leaf = match &s.model {
+            Some(m) => match net(m, &LeafSettings::net_alone()) {
+                Ok(n) => Some(n),
+                Err(e) => return Some(Err(e)),
+            },
+            None => None,
+        };
+        Some(Ok(Box::new(AbAgent { name, searcher: Searcher::with_leaf(s.clone(), leaf) })))
     }
 
     /// `banqi-ab` at [`NODES_PER_SIM`] nodes per simulation: deterministic, and about the
@@ -586,7 +645,8 @@ pub struct AbAgent {
 }
 
 impl AbAgent {
-    /// An agent with these settings.
+    /// An agent with these settings (a `model` in them is not loaded: build the agent from
+    /// its [`AgentSpec`] with a network loader for that).
     pub fn new(settings: AbSettings, name: String) -> AbAgent {
         AbAgent { name, searcher: Searcher::new(settings) }
     }
@@ -761,6 +821,57 @@ mod tests {
             }
         }
         assert!(flips >= 6, "only {flips} flips tried");
+    }
+
+    /// A stand-in "network" whose value is the handcrafted evaluation through
+    /// [`score_value`], so a search with it as the leaf must agree with the plain search.
+    struct HandAsNet(Weights);
+
+    impl Evaluator<Banqi> for HandAsNet {
+        fn evaluate(&self, leaves: &mut [Leaf<Banqi>], _: &mut Rng) {
+            for l in leaves {
+                l.value = score_value(evaluate(&l.state, &self.0)) * l.state.side.sign();
+                l.priors = vec![1.0 / l.actions.len().max(1) as f32; l.actions.len()];
+            }
+        }
+        fn name(&self) -> String {
+            "hand-as-net".into()
+        }
+    }
+
+    #[test]
+    fn a_network_at_the_leaves_replaces_the_evaluation() {
+        let settings = AbSettings { depth: 3, tablebase: 0, ..AbSettings::default() };
+        let net: Arc<dyn Evaluator<Banqi>> = Arc::new(HandAsNet(Weights::default()));
+        for g in midgames(23, 5) {
+            let plain = Searcher::new(settings.clone()).search(&g, |_, _| {});
+            let mut with = Searcher::with_leaf(settings.clone(), Some(net.clone()));
+            let netted = with.search(&g, |_, _| {});
+            // Scores pass through tanh and atanh, so they agree to rounding.
+            assert!((plain.score - netted.score).abs() <= 3, "{plain:?} vs {netted:?} at {g}");
+            let leaf = with.leaf.as_ref().unwrap();
+            assert!(
+                leaf.calls > 0 && leaf.calls < netted.nodes,
+                "{} calls, {} nodes",
+                leaf.calls,
+                netted.nodes
+            );
+        }
+        // Through the spec: model= loads the network with the loader it is built with.
+        let spec: AgentSpec = "banqi-ab:nodes=500,model=m.safetensors".parse().unwrap();
+        assert!(spec.uses_net());
+        let asked = std::sync::Mutex::new(Vec::new());
+        let loader = |m: &str, leaf: &LeafSettings| -> Result<Arc<dyn Evaluator<Banqi>>, String> {
+            asked.lock().unwrap().push((m.to_string(), leaf.lambda));
+            Ok(net.clone())
+        };
+        let mut agent = spec.build_with::<Banqi>(&loader).unwrap();
+        assert_eq!(agent.name(), "banqi-ab:nodes=500,model=m.safetensors");
+        assert_eq!(*asked.lock().unwrap(), vec![("m.safetensors".to_string(), 0.0)]);
+        let g = &midgames(24, 1)[0];
+        assert!(g.is_legal(agent.choose(g, &mut crate::rng_from_seed(1), &mut |_| {})));
+        let refused = spec.build_with::<Banqi>(&|_, _| Err("no such file".into()));
+        assert_eq!(refused.err(), Some("no such file".to_string()));
     }
 
     #[test]

@@ -78,16 +78,20 @@ use rand::RngExt;
 use super::lite::LiteAgent;
 use super::{Action, Place, TriGolden};
 use crate::Rng;
-use crate::agent::{Agent, AgentSpec, GameAgents, UserSettings};
+use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader, UserSettings};
 use crate::game::{Game, Seat};
 use crate::mcts::Progress;
 
 /// TriGolden's own agents: `trigolden-user:…` and `trigolden-lite:…`.
 impl GameAgents for TriGolden {
-    fn game_agent(spec: &AgentSpec, name: String) -> Option<Box<dyn Agent<TriGolden>>> {
+    fn game_agent(
+        spec: &AgentSpec,
+        name: String,
+        _: &NetLoader<'_, TriGolden>,
+    ) -> Option<Result<Box<dyn Agent<TriGolden>>, String>> {
         match spec {
-            AgentSpec::TrigoldenUser(s) => Some(Box::new(UserAgent::new(s.clone(), name))),
-            AgentSpec::TrigoldenLite(s) => Some(Box::new(LiteAgent::new(s.clone(), name))),
+            AgentSpec::TrigoldenUser(s) => Some(Ok(Box::new(UserAgent::new(s.clone(), name)))),
+            AgentSpec::TrigoldenLite(s) => Some(Ok(Box::new(LiteAgent::new(s.clone(), name)))),
             _ => None,
         }
     }
