@@ -282,8 +282,11 @@ impl CoordinatorConfig {
             if let Some(t) =
                 g.settings.teacher_spec().map_err(|e| ConfigError(format!("games.{name}: {e}")))?
             {
-                engine::with_game!(*name, |G| t.check_for::<G>())
-                    .map_err(|e| ConfigError(format!("games.{name}.settings.teacher: {e}")))?;
+                // Building it is the check that its game has it (a teacher loads no network).
+                engine::with_game!(*name, |G| t
+                    .build_with::<G>(&|_, _| Err("no network".into()))
+                    .map(|_| ()))
+                .map_err(|e| ConfigError(format!("games.{name}.settings.teacher: {e}")))?;
             }
             let s = &g.sources;
             let weights = [g.weight, s.initial, s.random_opening, s.fork, s.user_file_weight];

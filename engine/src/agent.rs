@@ -536,19 +536,6 @@ impl AgentSpec {
             || matches!(self, AgentSpec::BanqiAb(AbSettings { model: Some(_), .. }))
     }
 
-    /// Whether `G` has this agent (the generic ones always; `banqi-ab` only Banqi, …).
-    ///
-    /// # Errors
-    /// Names the game that lacks it.
-    pub fn check_for<G: GameAgents>(&self) -> Result<(), String> {
-        match self {
-            AgentSpec::Random | AgentSpec::Mcts(_) => Ok(()),
-            _ => G::game_agent(self, self.to_string(), &|_, _| Err("not loaded".into()))
-                .map(|_| ())
-                .ok_or_else(|| format!("{self} is not an agent of {}", G::NAME)),
-        }
-    }
-
     /// This spec with `store` as the place its endgame tables are kept between processes
     /// (`banqi-ab` only; other specs are returned as they are).
     pub fn with_table_store(

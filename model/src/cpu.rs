@@ -73,6 +73,8 @@ pub struct CpuNet {
     /// The policy head transposed, `[P, H]`: entry `j`'s weights are contiguous.
     policy_t: Vec<f32>,
     policy_b: Vec<f32>,
+    /// The vector instructions this machine has, detected once.
+    arch: pulp::Arch,
 }
 
 /// What [`CpuNet::forward`] returns for one position (raw, before softmax and scaling).
@@ -108,6 +110,7 @@ impl CpuNet {
             margin: Dense::from(parts.margin),
             policy_t,
             policy_b: policy.b,
+            arch: pulp::Arch::new(),
         }
     }
 
@@ -135,7 +138,7 @@ impl CpuNet {
         assert_eq!(features.len(), n * f, "feature batch length");
         assert_eq!(policy_out.len(), n * p, "policy output length");
         out.clear();
-        pulp::Arch::new().dispatch(
+        self.arch.dispatch(
             #[inline(always)]
             || {
                 let mut x = vec![0.0f32; n * h];

@@ -333,12 +333,14 @@ impl<G: Features> Evaluator<G> for NetEvaluator<G> {
         let features = encode(leaves);
         let out = match &self.batcher {
             Some(b) => b.infer(m.clone(), features, leaves.len()),
-            None => {
-                // Only the legal actions' logits are read (fill), so only they are computed.
+            // Only the legal actions' logits are read (fill), so the CPU pass computes only
+            // them; burn's path computes every entry whatever it is told.
+            None if m.model.cpu.is_some() && leaves.len() <= CPU_MAX_BATCH => {
                 let wanted: Vec<Vec<usize>> =
                     leaves.iter().map(|l| l.actions.iter().filter_map(G::action_index).collect()).collect();
                 m.model.infer_wanted(&features, leaves.len(), &|i| Some(&wanted[i][..]))
             }
+            None => m.model.infer_burn(&features, leaves.len()),
         };
         fill(leaves, &out, m.model.meta.policy_len, self.utility);
     }

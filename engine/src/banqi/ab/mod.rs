@@ -126,7 +126,8 @@ impl NetLeaf {
             return self.cache[slot].1;
         }
         self.calls += 1;
-        let mut leaf = [Leaf::new(pos.clone())];
+        // No actions: the search reads only the value, so no legal moves and no priors.
+        let mut leaf = [Leaf { state: pos.clone(), actions: Vec::new(), value: 0.0, priors: Vec::new() }];
         self.net.evaluate(&mut leaf, &mut self.rng);
         let v = leaf[0].value * pos.side.sign();
         let score = (1_000.0 * v.clamp(-0.999, 0.999).atanh()).round() as i32;
