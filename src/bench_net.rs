@@ -11,6 +11,7 @@ use clap::Args;
 use engine::eval::{Evaluator, Rollout};
 use engine::mcts::{Budget, Mcts, MctsConfig};
 use engine::{Features, Game};
+use model::cpu::Kernel;
 use model::{ModelSlot, NetConfig, NetEvaluator};
 use rand::RngExt;
 use trainer::data::Sample;
@@ -186,23 +187,23 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
         )];
         if let Some(cpu) = &m.cpu {
             let p = cpu.policy_len();
-            paths.push((
-                "CpuNet, all policy entries",
-                Box::new(move |x: &[f32]| {
-                    let (mut out, mut pol) = (Vec::new(), vec![0.0; n * p]);
-                    cpu.forward(x, n, &|_| None, &mut out, &mut pol);
-                    std::hint::black_box((out, pol));
-                }),
-            ));
             let wanted = &wanted;
-            paths.push((
-                "CpuNet, legal entries only",
-                Box::new(move |x: &[f32]| {
-                    let (mut out, mut pol) = (Vec::new(), vec![0.0; n * p]);
-                    cpu.forward(x, n, &|i| Some(&wanted[i][..]), &mut out, &mut pol);
-                    std::hint::black_box((out, pol));
-                }),
-            ));
+            // The earlier row-by-row kernel and the register-blocked one, in one run.
+            for (kernel, all, name) in [
+                (Kernel::Rows, false, "CpuNet row by row (earlier), legal entries"),
+                (Kernel::Blocked, true, "CpuNet blocked, all policy entries"),
+                (Kernel::Blocked, false, "CpuNet blocked, legal entries"),
+            ] {
+                paths.push((
+                    name,
+                    Box::new(move |x: &[f32]| {
+                        let (mut out, mut pol) = (Vec::new(), vec![0.0; n * p]);
+                        let pick = |i: usize| if all { None } else { Some(&wanted[i][..]) };
+                        cpu.forward_with(kernel, x, n, &pick, &mut out, &mut pol);
+                        std::hint::black_box((out, pol));
+                    }),
+                ));
+            }
         }
         for (name, infer) in &paths {
             let secs = time(a.repeats, || {

@@ -12,35 +12,207 @@
 //! version at run time, so the binary still runs on any x86-64.
 
 use burn::tensor::TensorData;
+use pulp::{Simd, WithSimd};
+
+/// Positions per register block: 4 positions × 2 vector registers of outputs is 8
+/// accumulators (AVX2), which leaves the other 8 registers for weights and broadcast inputs.
+const GROUP: usize = 4;
+/// Output blocks a lone position sums at once (4 × 2 registers, as above).
+const WIDE: usize = 4;
+
+/// Scratch space for [`Dense::apply_sparse`]: one position's non-zero inputs.
+#[derive(Default)]
+struct Sparse {
+    index: Vec<u32>,
+    value: Vec<f32>,
+}
+
+/// How [`CpuNet`] runs its dense layers. [`Kernel::Blocked`] is what inference uses;
+/// [`Kernel::Rows`] is the earlier loop, kept so `zeroplay bench net` can time both in one run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kernel {
+    /// Register-blocked: for each block of two vector registers of outputs and 4 positions,
+    /// the accumulators stay in registers over all the inputs, the weights read in the order
+    /// stored; the input layer sums only the rows of non-zero features.
+    #[default]
+    Blocked,
+    /// Input by input over the batch, each output row updated in memory (zero inputs skipped).
+    Rows,
+}
 
 /// One dense layer's weights as plain vectors.
 #[derive(Clone, Debug)]
 struct Dense {
     /// `[in, out]` row-major, as burn stores a linear layer: row `i` is input `i`'s weights.
     w: Vec<f32>,
+    /// The same weights as `[⌈out/W⌉, in, W]` (`W` = [`Dense::width`]): block `k` holds the
+    /// weights of outputs `kW..kW+W`, input by input, zero-padded past the last output.
+    packed: Vec<f32>,
+    /// Outputs per packed block: two of the machine's vector registers.
+    width: usize,
     /// `[out]`.
     b: Vec<f32>,
+    inputs: usize,
     outputs: usize,
 }
 
 impl Dense {
-    fn from(layer: &burn::nn::Linear) -> Dense {
-        let dims = layer.weight.val().dims();
-        let w = data(layer.weight.val().into_data());
-        let b = match &layer.bias {
-            Some(b) => data(b.val().into_data()),
-            None => vec![0.0; dims[1]],
-        };
-        Dense { w, b, outputs: dims[1] }
+    fn from(layer: &burn::nn::Linear, width: usize) -> Dense {
+        let (w, b, inputs, outputs) = weights(layer);
+        Dense::new(w, b, inputs, outputs, width)
     }
 
-    /// `out[p] = b + Σᵢ x[p][i] · w[i]` over the non-zero `x[p][i]`, for the `n` positions
-    /// of `x` (`n × inputs`). Input by input, so each weight row is read once per batch and
-    /// stays in cache while every position uses it; position by position would stream all
-    /// the weights from memory once per position (Battle Number's input layer is 0.5 MB).
+    fn new(w: Vec<f32>, b: Vec<f32>, inputs: usize, outputs: usize, width: usize) -> Dense {
+        let blocks = outputs.div_ceil(width);
+        let mut packed = vec![0.0; blocks * inputs * width];
+        for i in 0..inputs {
+            for o in 0..outputs {
+                packed[((o / width) * inputs + i) * width + o % width] = w[i * outputs + o];
+            }
+        }
+        Dense { w, packed, width, b, inputs, outputs }
+    }
+
+    /// `out[p] = b + W·x[p]` for the `n` positions of `x` (`n × inputs`), by `kernel`.
     #[inline(always)]
-    fn apply(&self, x: &[f32], inputs: usize, n: usize, out: &mut [f32]) {
-        let m = self.outputs;
+    fn apply<S: Simd>(&self, simd: S, kernel: Kernel, x: &[f32], n: usize, out: &mut [f32]) {
+        match kernel {
+            Kernel::Blocked => self.apply_blocked(simd, x, n, out),
+            Kernel::Rows => self.apply_rows(x, n, out),
+        }
+    }
+
+    /// Register-blocked: 4 positions at a time against one block of outputs, then one
+    /// position at a time against four blocks (so a lone position still has 8 independent
+    /// sums in flight, not 2 chains waiting on each other's FMA latency); each sum runs over
+    /// every input in registers. For dense inputs (the hidden layers, where about half
+    /// survive the ReLU and a branch per input would cost more than the multiply).
+    #[inline(always)]
+    fn apply_blocked<S: Simd>(&self, simd: S, x: &[f32], n: usize, out: &mut [f32]) {
+        debug_assert_eq!(self.width, 2 * S::F32_LANES, "packed for this machine's registers");
+        let mut p = 0;
+        while p + GROUP <= n {
+            self.blocks::<S, GROUP, 1>(simd, x, p, out);
+            p += GROUP;
+        }
+        while p < n {
+            self.blocks::<S, 1, WIDE>(simd, x, p, out);
+            p += 1;
+        }
+    }
+
+    /// Every output block for positions `p0..p0 + P`, `B` blocks at a time.
+    #[inline(always)]
+    fn blocks<S: Simd, const P: usize, const B: usize>(
+        &self,
+        simd: S,
+        x: &[f32],
+        p0: usize,
+        out: &mut [f32],
+    ) {
+        let count = self.outputs.div_ceil(self.width);
+        let mut blk = 0;
+        while blk + B <= count {
+            self.block::<S, P, B>(simd, x, p0, blk, out);
+            blk += B;
+        }
+        while blk < count {
+            self.block::<S, P, 1>(simd, x, p0, blk, out);
+            blk += 1;
+        }
+    }
+
+    /// Output blocks `blk..blk + B` for positions `p0..p0 + P`: `P · B · 2` accumulators.
+    #[inline(always)]
+    fn block<S: Simd, const P: usize, const B: usize>(
+        &self,
+        simd: S,
+        x: &[f32],
+        p0: usize,
+        blk: usize,
+        out: &mut [f32],
+    ) {
+        let (k, m, wd) = (self.inputs, self.outputs, self.width);
+        let xs: [&[f32]; P] = std::array::from_fn(|p| &x[(p0 + p) * k..(p0 + p + 1) * k]);
+        let wbs: [&[f32]; B] =
+            std::array::from_fn(|j| &self.packed[(blk + j) * k * wd..(blk + j + 1) * k * wd]);
+        let zero = simd.splat_f32s(0.0);
+        let mut acc = [[[zero; 2]; B]; P];
+        for i in 0..k {
+            // Loops, not closures, around vector operations: a closure is compiled without
+            // the instructions this function is compiled for, and every operation in it
+            // becomes a call.
+            let mut xv = [zero; P];
+            for p in 0..P {
+                xv[p] = simd.splat_f32s(xs[p][i]);
+            }
+            for j in 0..B {
+                let w = S::as_simd_f32s(&wbs[j][i * wd..(i + 1) * wd]).0;
+                let (w0, w1) = (w[0], w[1]);
+                for p in 0..P {
+                    acc[p][j][0] = simd.mul_add_e_f32s(xv[p], w0, acc[p][j][0]);
+                    acc[p][j][1] = simd.mul_add_e_f32s(xv[p], w1, acc[p][j][1]);
+                }
+            }
+        }
+        for p in 0..P {
+            for j in 0..B {
+                store::<S>(&acc[p][j], &self.b, (blk + j) * wd, m, &mut out[(p0 + p) * m..][..m]);
+            }
+        }
+    }
+
+    /// For sparse inputs (the input layer: most features are 0/1 indicators, most of them 0):
+    /// position by position, the non-zero inputs listed without branches, then for each run
+    /// of 4 blocks of outputs (8 registers) the rows of those inputs summed in registers,
+    /// each read contiguously from the `[in, out]` layout.
+    #[inline(always)]
+    fn apply_sparse<S: Simd>(&self, simd: S, x: &[f32], n: usize, out: &mut [f32], scratch: &mut Sparse) {
+        let (k, m, wd) = (self.inputs, self.outputs, self.width);
+        debug_assert_eq!(wd, 2 * S::F32_LANES, "packed for this machine's registers");
+        scratch.index.resize(k, 0);
+        scratch.value.resize(k, 0.0);
+        let zero = simd.splat_f32s(0.0);
+        for (xp, op) in x.chunks_exact(k).zip(out.chunks_exact_mut(m)).take(n) {
+            let mut nz = 0;
+            for (i, &v) in xp.iter().enumerate() {
+                scratch.index[nz] = i as u32;
+                scratch.value[nz] = v;
+                nz += usize::from(v != 0.0);
+            }
+            let (index, value) = (&scratch.index[..nz], &scratch.value[..nz]);
+            let mut o0 = 0;
+            while o0 + WIDE * wd <= m {
+                let mut acc = [[zero; 2]; WIDE];
+                for t in 0..nz {
+                    let xv = simd.splat_f32s(value[t]);
+                    let row = S::as_simd_f32s(&self.w[index[t] as usize * m + o0..][..WIDE * wd]).0;
+                    for j in 0..WIDE {
+                        acc[j][0] = simd.mul_add_e_f32s(xv, row[2 * j], acc[j][0]);
+                        acc[j][1] = simd.mul_add_e_f32s(xv, row[2 * j + 1], acc[j][1]);
+                    }
+                }
+                for j in 0..WIDE {
+                    store::<S>(&acc[j], &self.b, o0 + j * wd, m, op);
+                }
+                o0 += WIDE * wd;
+            }
+            // What is left (fewer than 4 blocks): plain sums.
+            for o in o0..m {
+                let mut sum = self.b[o];
+                for t in 0..nz {
+                    sum += value[t] * self.w[index[t] as usize * m + o];
+                }
+                op[o] = sum;
+            }
+        }
+    }
+
+    /// The earlier kernel: input by input over the batch, each weight row read once per
+    /// batch and added to every position's outputs in memory (zero inputs skipped).
+    #[inline(always)]
+    fn apply_rows(&self, x: &[f32], n: usize, out: &mut [f32]) {
+        let (inputs, m) = (self.inputs, self.outputs);
         for o in out.chunks_exact_mut(m) {
             o.copy_from_slice(&self.b);
         }
@@ -57,6 +229,43 @@ impl Dense {
     }
 }
 
+/// Writes one block's two accumulator registers, plus the bias, to outputs `o0..` of `out`
+/// (one position's `m` outputs), dropping the padding past `m`.
+#[inline(always)]
+fn store<S: Simd>(acc: &[S::f32s; 2], bias: &[f32], o0: usize, m: usize, out: &mut [f32]) {
+    let mut lanes = [0.0f32; 64];
+    let width = 2 * S::F32_LANES;
+    let regs = S::as_mut_simd_f32s(&mut lanes[..width]).0;
+    regs[0] = acc[0];
+    regs[1] = acc[1];
+    for l in 0..width.min(m - o0) {
+        out[o0 + l] = lanes[l] + bias[o0 + l];
+    }
+}
+
+/// Two of this machine's vector registers, in floats: the width [`Dense`] packs for.
+struct Width;
+
+impl WithSimd for Width {
+    type Output = usize;
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, _: S) -> usize {
+        2 * S::F32_LANES
+    }
+}
+
+/// A linear layer's weights `[in, out]`, bias `[out]`, inputs and outputs.
+fn weights(layer: &burn::nn::Linear) -> (Vec<f32>, Vec<f32>, usize, usize) {
+    let dims = layer.weight.val().dims();
+    let w = data(layer.weight.val().into_data());
+    let b = match &layer.bias {
+        Some(b) => data(b.val().into_data()),
+        None => vec![0.0; dims[1]],
+    };
+    (w, b, dims[0], dims[1])
+}
+
 fn data(d: TensorData) -> Vec<f32> {
     d.try_to_vec::<f32>().expect("model tensors are float32 (checked at load)")
 }
@@ -68,8 +277,8 @@ pub struct CpuNet {
     hidden: usize,
     input: Dense,
     blocks: Vec<(Dense, Dense)>,
-    wdl: Dense,
-    margin: Dense,
+    /// The win/draw/loss and margin heads as one layer of 4 outputs (W, D, L, margin).
+    value: Dense,
     /// The policy head transposed, `[P, H]`: entry `j`'s weights are contiguous.
     policy_t: Vec<f32>,
     policy_b: Vec<f32>,
@@ -90,27 +299,39 @@ impl CpuNet {
     /// The weights of `net` (any device) copied out.
     pub fn new(net: &crate::net::ValueNet) -> CpuNet {
         let parts = net.parts();
-        let input = Dense::from(parts.input);
+        let arch = pulp::Arch::new();
+        let width = arch.dispatch(Width);
+        let input = Dense::from(parts.input, width);
         let hidden = input.outputs;
-        let features = input.w.len() / hidden;
-        let policy = Dense::from(parts.policy);
-        let p = policy.outputs;
+        let features = input.inputs;
+        let (pw, policy_b, _, p) = weights(parts.policy);
         let mut policy_t = vec![0.0; p * hidden];
         for i in 0..hidden {
             for j in 0..p {
-                policy_t[j * hidden + i] = policy.w[i * p + j];
+                policy_t[j * hidden + i] = pw[i * p + j];
             }
         }
+        let (ww, wb, _, _) = weights(parts.wdl);
+        let (mw, mb, _, _) = weights(parts.margin);
+        let mut vw = Vec::with_capacity(hidden * 4);
+        for i in 0..hidden {
+            vw.extend_from_slice(&ww[i * 3..i * 3 + 3]);
+            vw.push(mw[i]);
+        }
+        let vb = vec![wb[0], wb[1], wb[2], mb[0]];
         CpuNet {
             features,
             hidden,
             input,
-            blocks: parts.blocks.iter().map(|(a, b)| (Dense::from(a), Dense::from(b))).collect(),
-            wdl: Dense::from(parts.wdl),
-            margin: Dense::from(parts.margin),
+            blocks: parts
+                .blocks
+                .iter()
+                .map(|(a, b)| (Dense::from(a, width), Dense::from(b, width)))
+                .collect(),
+            value: Dense::new(vw, vb, hidden, 4, width),
             policy_t,
-            policy_b: policy.b,
-            arch: pulp::Arch::new(),
+            policy_b,
+            arch,
         }
     }
 
@@ -134,48 +355,83 @@ impl CpuNet {
         out: &mut Vec<CpuOutput>,
         policy_out: &mut [f32],
     ) {
-        let (f, h, p) = (self.features, self.hidden, self.policy_len());
-        assert_eq!(features.len(), n * f, "feature batch length");
+        self.forward_with(Kernel::default(), features, n, policy, out, policy_out);
+    }
+
+    /// [`CpuNet::forward`] with the dense layers run by `kernel` (the benchmark compares them).
+    ///
+    /// # Panics
+    /// As [`CpuNet::forward`].
+    pub fn forward_with<'a>(
+        &self,
+        kernel: Kernel,
+        features: &[f32],
+        n: usize,
+        policy: &dyn Fn(usize) -> Option<&'a [usize]>,
+        out: &mut Vec<CpuOutput>,
+        policy_out: &mut [f32],
+    ) {
+        let p = self.policy_len();
+        assert_eq!(features.len(), n * self.features, "feature batch length");
         assert_eq!(policy_out.len(), n * p, "policy output length");
         out.clear();
-        self.arch.dispatch(
-            #[inline(always)]
-            || {
-                let mut x = vec![0.0f32; n * h];
-                let mut y = vec![0.0f32; n * h];
-                let mut z = vec![0.0f32; n * h];
-                self.input.apply(features, f, n, &mut x);
-                relu(&mut x);
-                for (a, b) in &self.blocks {
-                    a.apply(&x, h, n, &mut y);
-                    relu(&mut y);
-                    // x ← relu(x + b·y): the block's output is added to its input.
-                    b.apply(&y, h, n, &mut z);
-                    for (xv, zv) in x.iter_mut().zip(&z) {
-                        *xv = (*xv + zv).max(0.0);
-                    }
+        self.arch.dispatch(Forward { net: self, kernel, features, n, policy, out, policy_out });
+    }
+}
+
+/// One [`CpuNet::forward_with`] call, compiled for each instruction set [`pulp`] knows and
+/// run as the widest this machine has.
+struct Forward<'n, 'a, 'o> {
+    net: &'n CpuNet,
+    kernel: Kernel,
+    features: &'n [f32],
+    n: usize,
+    policy: &'n dyn Fn(usize) -> Option<&'a [usize]>,
+    out: &'o mut Vec<CpuOutput>,
+    policy_out: &'o mut [f32],
+}
+
+impl WithSimd for Forward<'_, '_, '_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Forward { net, kernel, features, n, policy, out, policy_out } = self;
+        let (h, p) = (net.hidden, net.policy_len());
+        let mut x = vec![0.0f32; n * h];
+        let mut y = vec![0.0f32; n * h];
+        let mut z = vec![0.0f32; n * h];
+        match kernel {
+            Kernel::Blocked => net.input.apply_sparse(simd, features, n, &mut x, &mut Sparse::default()),
+            Kernel::Rows => net.input.apply_rows(features, n, &mut x),
+        }
+        relu(&mut x);
+        for (a, b) in &net.blocks {
+            a.apply(simd, kernel, &x, n, &mut y);
+            relu(&mut y);
+            // x ← relu(x + b·y): the block's output is added to its input.
+            b.apply(simd, kernel, &y, n, &mut z);
+            for (xv, zv) in x.iter_mut().zip(&z) {
+                *xv = (*xv + zv).max(0.0);
+            }
+        }
+        let mut value = vec![0.0f32; n * 4];
+        net.value.apply(simd, kernel, &x, n, &mut value);
+        for (i, (xi, v)) in x.chunks_exact(h).zip(value.chunks_exact(4)).enumerate() {
+            out.push(CpuOutput { wdl_logits: [v[0], v[1], v[2]], margin: v[3] });
+            // Loops, not closures: a closure is compiled without the vector instructions this
+            // function is compiled for, and each of its vector operations becomes a call.
+            let row_out = &mut policy_out[i * p..(i + 1) * p];
+            if let Some(wanted) = policy(i) {
+                for &j in wanted {
+                    row_out[j] = net.policy_b[j] + dot(simd, xi, &net.policy_t[j * h..(j + 1) * h]);
                 }
-                let mut wdl = vec![0.0f32; n * 3];
-                self.wdl.apply(&x, h, n, &mut wdl);
-                let mut margin = vec![0.0f32; n];
-                self.margin.apply(&x, h, n, &mut margin);
-                for (i, xi) in x.chunks_exact(h).enumerate() {
-                    out.push(CpuOutput {
-                        wdl_logits: [wdl[i * 3], wdl[i * 3 + 1], wdl[i * 3 + 2]],
-                        margin: margin[i],
-                    });
-                    let row_out = &mut policy_out[i * p..(i + 1) * p];
-                    let mut entry = |j: usize| {
-                        let w = &self.policy_t[j * h..(j + 1) * h];
-                        row_out[j] = self.policy_b[j] + dot(xi, w);
-                    };
-                    match policy(i) {
-                        Some(wanted) => wanted.iter().for_each(|&j| entry(j)),
-                        None => (0..p).for_each(entry),
-                    }
+            } else {
+                for j in 0..p {
+                    row_out[j] = net.policy_b[j] + dot(simd, xi, &net.policy_t[j * h..(j + 1) * h]);
                 }
-            },
-        );
+            }
+        }
     }
 }
 
@@ -186,19 +442,26 @@ fn relu(x: &mut [f32]) {
     }
 }
 
-/// A dot product in eight lanes, so the compiler may vectorise it (a single running sum
-/// fixes the order of the additions and would stay scalar).
+/// A dot product in two vector registers (two running sums hide the FMA latency).
 #[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x * y).sum();
-    for (x, y) in ca.zip(cb) {
-        for k in 0..8 {
-            lanes[k] += x[k] * y[k];
-        }
+fn dot<S: Simd>(simd: S, a: &[f32], b: &[f32]) -> f32 {
+    let (ha, ta) = S::as_simd_f32s(a);
+    let (hb, tb) = S::as_simd_f32s(b);
+    let zero = simd.splat_f32s(0.0);
+    let (mut acc0, mut acc1) = (zero, zero);
+    let pairs = ha.len() / 2;
+    for k in 0..pairs {
+        acc0 = simd.mul_add_e_f32s(ha[2 * k], hb[2 * k], acc0);
+        acc1 = simd.mul_add_e_f32s(ha[2 * k + 1], hb[2 * k + 1], acc1);
     }
-    lanes.iter().sum::<f32>() + tail
+    if ha.len() % 2 == 1 {
+        acc0 = simd.mul_add_e_f32s(ha[2 * pairs], hb[2 * pairs], acc0);
+    }
+    let mut tail = 0.0;
+    for k in 0..ta.len() {
+        tail += ta[k] * tb[k];
+    }
+    simd.reduce_sum_f32s(simd.add_f32s(acc0, acc1)) + tail
 }
 
 #[cfg(test)]
@@ -231,19 +494,24 @@ mod tests {
         let wdl = data(reference.wdl_logits.into_data());
         let margin = data(reference.margin.into_data());
         let policy = data(reference.policy_logits.into_data());
-        let mut out = Vec::new();
-        let mut pol = vec![f32::NAN; n * p];
-        cpu.forward(&x, n, &|_| None, &mut out, &mut pol);
         let close = |a: f32, b: f32| (a - b).abs() <= 1e-4 * (1.0 + b.abs());
-        for i in 0..n {
-            for k in 0..3 {
-                assert!(close(out[i].wdl_logits[k], wdl[i * 3 + k]), "{i} wdl {k}");
+        // Both kernels; 40 outputs are two full blocks of 16 and a padded one, and 5
+        // positions are a group of 4 and one left over.
+        for kernel in [Kernel::Blocked, Kernel::Rows] {
+            let mut out = Vec::new();
+            let mut pol = vec![f32::NAN; n * p];
+            cpu.forward_with(kernel, &x, n, &|_| None, &mut out, &mut pol);
+            for i in 0..n {
+                for k in 0..3 {
+                    assert!(close(out[i].wdl_logits[k], wdl[i * 3 + k]), "{kernel:?} {i} wdl {k}");
+                }
+                assert!(close(out[i].margin, margin[i]), "{kernel:?} {i} margin");
             }
-            assert!(close(out[i].margin, margin[i]), "{i} margin");
+            for (a, b) in pol.iter().zip(&policy) {
+                assert!(close(*a, *b), "{kernel:?} policy {a} vs {b}");
+            }
         }
-        for (a, b) in pol.iter().zip(&policy) {
-            assert!(close(*a, *b), "policy {a} vs {b}");
-        }
+        let mut out = Vec::new();
         // Only the entries asked for are written.
         let wanted = [vec![3usize, 0], vec![], vec![10], vec![1, 2, 3], vec![5]];
         let mut some = vec![f32::NAN; n * p];

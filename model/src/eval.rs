@@ -96,10 +96,10 @@ impl Model {
         n: usize,
         wanted: &dyn Fn(usize) -> Option<&'a [usize]>,
     ) -> Outputs {
-        // Measured side by side (`zeroplay bench net`, docs/benchmarks.md): the CPU pass is
-        // 2.5× faster than burn for one position, and no faster from a batch of 8 up, where
-        // burn's matrix products win; so it serves single positions (alpha-beta's leaves,
-        // MCTS at batch 1) and burn the rest.
+        // Measured side by side (`zeroplay bench net`, docs/benchmarks.md): the CPU pass's
+        // register-blocked kernel is 3-7x faster than burn for one position and as fast or
+        // faster up to 64 (burn's set-up costs ~25 us a call), so it serves the search's
+        // batches and burn the large ones.
         let cpu = match &self.cpu {
             Some(cpu) if n <= CPU_MAX_BATCH => cpu,
             _ => return self.infer_burn(features, n),
@@ -145,7 +145,7 @@ impl Model {
 }
 
 /// The most positions [`Model::infer`] runs through [`crate::cpu::CpuNet`] at once.
-pub const CPU_MAX_BATCH: usize = 1;
+pub const CPU_MAX_BATCH: usize = 64;
 
 fn softmax3(l: [f32; 3]) -> [f32; 3] {
     let m = l[0].max(l[1]).max(l[2]);
@@ -331,16 +331,19 @@ impl<G: Features> Evaluator<G> for NetEvaluator<G> {
             return;
         };
         let features = encode(leaves);
-        let out = match &self.batcher {
-            Some(b) => b.infer(m.clone(), features, leaves.len()),
-            // Only the legal actions' logits are read (fill), so the CPU pass computes only
-            // them; burn's path computes every entry whatever it is told.
-            None if m.model.cpu.is_some() && leaves.len() <= CPU_MAX_BATCH => {
-                let wanted: Vec<Vec<usize>> =
-                    leaves.iter().map(|l| l.actions.iter().filter_map(G::action_index).collect()).collect();
-                m.model.infer_wanted(&features, leaves.len(), &|i| Some(&wanted[i][..]))
+        // Only the legal actions' logits are read (fill), so the CPU pass computes only them
+        // (Banqi has 1,024 entries, a position some 10-40 legal moves); burn's path computes
+        // every entry whatever it is told.
+        let wanted: Option<Vec<Vec<usize>>> =
+            m.model.cpu.is_some().then(|| {
+                leaves.iter().map(|l| l.actions.iter().filter_map(G::action_index).collect()).collect()
+            });
+        let out = match (&self.batcher, wanted) {
+            (Some(b), wanted) => b.infer(m.clone(), features, leaves.len(), wanted),
+            (None, Some(w)) if leaves.len() <= CPU_MAX_BATCH => {
+                m.model.infer_wanted(&features, leaves.len(), &|i| Some(&w[i][..]))
             }
-            None => m.model.infer_burn(&features, leaves.len()),
+            (None, _) => m.model.infer_burn(&features, leaves.len()),
         };
         fill(leaves, &out, m.model.meta.policy_len, self.utility);
     }
@@ -365,6 +368,8 @@ struct Request {
     model: Arc<Versioned>,
     features: Vec<f32>,
     n: usize,
+    /// Per position, the policy entries read (`None`: all).
+    wanted: Option<Vec<Vec<usize>>>,
     reply: SyncSender<Outputs>,
 }
 
@@ -423,13 +428,21 @@ impl Batcher {
         Batcher { tx, clients }
     }
 
-    /// Runs `n` positions through `model`, batched with whatever else is waiting.
+    /// Runs `n` positions through `model`, batched with whatever else is waiting. `wanted`
+    /// names, per position, the policy entries the caller reads (`None`: all); the others
+    /// may be left at −∞ (see [`Model::infer_wanted`]).
     ///
     /// # Panics
     /// If the inference thread has died (a panic in inference).
-    pub fn infer(&self, model: Arc<Versioned>, features: Vec<f32>, n: usize) -> Outputs {
+    pub fn infer(
+        &self,
+        model: Arc<Versioned>,
+        features: Vec<f32>,
+        n: usize,
+        wanted: Option<Vec<Vec<usize>>>,
+    ) -> Outputs {
         let (reply, rx) = mpsc::sync_channel(1);
-        self.tx.send(Request { model, features, n, reply }).expect("inference thread alive");
+        self.tx.send(Request { model, features, n, wanted, reply }).expect("inference thread alive");
         rx.recv().expect("inference thread answers")
     }
 }
@@ -468,7 +481,16 @@ fn batch_loop(
             for r in &same {
                 features.extend_from_slice(&r.features);
             }
-            let out = model.model.infer(&features, n);
+            // The entries wanted, if every request named them.
+            let wanted: Option<Vec<&[usize]>> = same
+                .iter()
+                .map(|r| r.wanted.as_ref().map(|w| w.iter().map(|v| &v[..])))
+                .collect::<Option<Vec<_>>>()
+                .map(|parts| parts.into_iter().flatten().collect());
+            let out = match &wanted {
+                Some(w) => model.model.infer_wanted(&features, n, &|i| Some(w[i])),
+                None => model.model.infer(&features, n),
+            };
             on_batch(n);
             let p = model.model.meta.policy_len;
             let mut at = 0;

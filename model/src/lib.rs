@@ -25,7 +25,8 @@ pub mod file;
 pub mod net;
 
 pub use eval::{
-    Batcher, ModelSlot, NetEvaluator, NetSource, gate_agent, gate_leaf, gate_user_ai, net_leaf, with_tables,
+    Batcher, CPU_MAX_BATCH, ModelSlot, NetEvaluator, NetSource, gate_agent, gate_leaf, gate_user_ai,
+    net_leaf, with_tables,
 };
 pub use file::{Model, ModelError, ModelInfo, ModelMeta, check, load, read_meta, sha256_hex, to_bytes};
 pub use net::{NetConfig, ValueNet};

@@ -269,3 +269,35 @@ fn hot_swap_under_concurrent_evaluation() {
     assert!(all.len() >= 2, "models changed while evaluating: {all:?}");
     assert_eq!(slot.version(), 4);
 }
+
+#[test]
+fn the_cpu_pass_burn_and_the_batcher_give_the_same_priors_and_values() {
+    let slot = Arc::new(ModelSlot::new());
+    slot.publish(1, model::load::<BattleNumber>(&fresh_bytes(9), &dev()).unwrap());
+    let settings = engine::LeafSettings::net_alone();
+    let direct = NetEvaluator::<BattleNumber>::new(slot.clone(), None, &settings);
+    let batcher = Batcher::start(64, Duration::from_micros(300));
+    let batched = NetEvaluator::<BattleNumber>::new(slot.clone(), Some(batcher), &settings);
+    direct.begin_move();
+    batched.begin_move();
+    let ps = positions(80, 6);
+    let run = |eval: &NetEvaluator<BattleNumber>, chunk: usize| {
+        let mut leaves: Vec<Leaf<BattleNumber>> = ps.iter().cloned().map(Leaf::new).collect();
+        for c in leaves.chunks_mut(chunk) {
+            eval.evaluate(c, &mut engine::rng_from_seed(1));
+        }
+        leaves
+    };
+    // 80 at once is past CPU_MAX_BATCH: burn's tensors, every policy entry.
+    assert!(ps.len() > model::CPU_MAX_BATCH);
+    let burn = run(&direct, ps.len());
+    for (name, leaves) in [("cpu, 8 at a time", run(&direct, 8)), ("batcher", run(&batched, 5))] {
+        for (a, b) in leaves.iter().zip(&burn) {
+            assert!((a.value - b.value).abs() < 1e-4, "{name}: value {} vs {}", a.value, b.value);
+            assert_eq!(a.priors.len(), b.priors.len());
+            for (x, y) in a.priors.iter().zip(&b.priors) {
+                assert!((x - y).abs() < 1e-4, "{name}: prior {x} vs {y}");
+            }
+        }
+    }
+}
