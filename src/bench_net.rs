@@ -1,7 +1,8 @@
 //! `zeroplay bench net`: training and inference speed of the network, and MCTS speed with it.
 //!
-//! Every figure is the median of `--repeats` timed runs after one warm-up run. Positions come
-//! from random play (seeded), so the runs are repeatable.
+//! Every figure is the median of `--repeats` timed runs after one warm-up run; the inference
+//! paths are timed round-robin (each repeat runs every path once), so they compare side by
+//! side. Positions come from random play (seeded), so the runs are repeatable.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -205,21 +206,36 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
                 ));
             }
         }
-        for (name, infer) in &paths {
-            let secs = time(a.repeats, || {
-                for _ in 0..calls {
-                    infer(&x);
-                }
-            });
-            let enc = time(a.repeats, || {
-                for _ in 0..calls {
+        // Round-robin: each repeat times every path once, so a slow spell of a shared or
+        // throttled machine lands on all of them alike rather than on one.
+        let once = |infer: &Infer<'_>, encode: bool| {
+            let t = Instant::now();
+            for _ in 0..calls {
+                if encode {
                     let mut x = vec![0.0; batch.len() * f];
                     for (p, c) in batch.iter().zip(x.chunks_exact_mut(f)) {
                         p.encode_features(c);
                     }
                     infer(&x);
+                } else {
+                    infer(&x);
                 }
-            });
+            }
+            t.elapsed().as_secs_f64()
+        };
+        for (_, infer) in &paths {
+            once(infer, false);
+        }
+        let mut secs = vec![Vec::new(); paths.len()];
+        let mut enc = vec![Vec::new(); paths.len()];
+        for _ in 0..a.repeats.max(1) {
+            for (k, (_, infer)) in paths.iter().enumerate() {
+                secs[k].push(once(infer, false));
+                enc[k].push(once(infer, true));
+            }
+        }
+        for ((name, _), (secs, enc)) in paths.iter().zip(secs.into_iter().zip(enc)) {
+            let (secs, enc) = (median(secs), median(enc));
             println!(
                 "| {b} | {name} | {:.0} | {:.1} | {:.2} | {:.1} |",
                 (calls * batch.len()) as f64 / secs,

@@ -11,13 +11,13 @@
 //!   a per-game [`eval::NetEvaluator`] that pins one model per move, and a [`eval::Batcher`]
 //!   that merges leaf batches across games.
 //! - [`cpu`]: the same forward pass without tensors for inference on the CPU, where the search
-//!   asks a few positions at a time: sparse input layer, ReLU-skipping hidden layers, only the
-//!   legal actions' policy logits.
+//!   asks a few positions at a time: sparse input layer, register-blocked hidden layers, only
+//!   the legal actions' policy logits.
 //!
 //! Backends: burn's pure-Rust CPU backend (`Device::flex()`) is the default and trains; a GPU
-//! device can be passed wherever a [`burn::prelude::Device`] is taken. Inference of one
-//! position on the CPU device runs [`cpu::CpuNet`]; batches run through burn
-//! ([`Model::infer_burn`]).
+//! device can be passed wherever a [`burn::prelude::Device`] is taken. Inference of up to
+//! [`CPU_MAX_BATCH`] positions on the CPU device runs [`cpu::CpuNet`]; larger batches run
+//! through burn ([`Model::infer_burn`]).
 
 pub mod cpu;
 pub mod eval;
