@@ -4,7 +4,7 @@
 # tests/parquet_pyarrow.rs) and safetensors + numpy (an independent reader and forward pass
 # of exported models, tests/model_numpy.rs); moto's S3 server and boto3 (tests/storage_s3.rs);
 # the deployment linters (tests/deploy.rs);
-# Debian's Chromium and playwright-core (npm) for
+# Debian's Chromium, a Chinese font and playwright-core (npm) for
 # the web client's browser tests (tests/web_e2e.rs). Idempotent: what is installed is left as it is.
 #
 #   scripts/setup-test-tools.sh        # prints the venv's python path on stdout
@@ -69,6 +69,14 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
         echo "setup-test-tools: could not install chromium (apt-get install chromium)" >&2
         exit 1
     fi
+fi
+# A font with Chinese characters, so the Chinese screenshots show text, not boxes (a
+# headless Debian has none). Only a missing font fails nothing: the tests read the DOM.
+if command -v fc-list >/dev/null 2>&1 && [ -z "$(fc-list :lang=zh 2>/dev/null | head -1)" ]; then
+    echo "setup-test-tools: installing a Chinese font (fonts-wqy-microhei)" >&2
+    if [ "$(id -u)" = 0 ]; then sudo=""; else sudo="sudo"; fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq fonts-wqy-microhei >&2 \
+        || echo "setup-test-tools: no Chinese font installed; Chinese screenshots will show boxes" >&2
 fi
 node_dir="$tools/node"
 if [ ! -f "$node_dir/node_modules/playwright-core/package.json" ]; then

@@ -403,6 +403,9 @@ pub struct ServeArgs {
     /// Serve this Banqi model file to Banqi games (reloaded when it changes).
     #[arg(long)]
     pub banqi_model: Option<PathBuf>,
+    /// Serve this TriGolden model file to TriGolden games (reloaded when it changes).
+    #[arg(long)]
+    pub trigolden_model: Option<PathBuf>,
     /// Follow the best model of this coordinator, e.g. http://127.0.0.1:50051.
     #[arg(long)]
     pub coordinator: Option<String>,

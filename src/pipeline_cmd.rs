@@ -69,6 +69,10 @@ pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
         cfg.banqi_model = Some(m);
         cfg.coordinator = None;
     }
+    if let Some(m) = args.trigolden_model {
+        cfg.trigolden_model = Some(m);
+        cfg.coordinator = None;
+    }
     if let Some(c) = args.coordinator {
         cfg.coordinator = Some(c);
         cfg.model = None;

@@ -16,6 +16,11 @@ const I18N = {
     progress: '{sims} simulations · {nodes} nodes · depth {depth} · {ms} ms · best {best} · value {value}',
     replay: 'Replay: move {at} of {n}', model: 'model v{v}', no_model: 'rollout AI (no model yet)', decisive: ' (no legal move)',
     mirror: 'mirror', stock: 'left', points: 'Points: first {a}, second {b}',
+    stop_ai: 'Stop the AI', ai_stopped: 'The AI was stopped: you play both seats.', last_search: 'AI searched {ms} ms: {line}',
+    not_yet: 'The AI has not moved yet.', both: 'both (watch)',
+    second_piece: 'Second piece of your turn.', placements: 'Placements:',
+    bq_legend: 'G general, A advisor, E elephant, R chariot, H horse, C cannon, S soldier; upper case red, lower case black',
+    no_model_trigolden: "the designer's AI (no model yet)", no_model_banqi: 'alpha-beta AI (no model yet)',
   },
   zh: {
     title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋', banqi: '暗棋',
@@ -30,6 +35,10 @@ const I18N = {
     progress: '模擬 {sims} · 節點 {nodes} · 深度 {depth} · {ms} 毫秒 · 最佳 {best} · 評估 {value}',
     replay: '重播：第 {at} / {n} 步', model: '模型 v{v}', no_model: '隨機模擬（尚無模型）', decisive: '（無子可下）',
     mirror: '鏡像', stock: '剩', points: '分數：先手 {a}，後手 {b}',
+    stop_ai: '停止電腦', ai_stopped: '電腦已停止：兩方都由你下。', last_search: '電腦思考 {ms} 毫秒：{line}',
+    not_yet: '電腦尚未走棋。', both: '雙方（觀戰）',
+    second_piece: '本回合的第二枚棋子。', placements: '位置：',
+    bq_legend: '', no_model_trigolden: '設計者的電腦（尚無模型）', no_model_banqi: 'α-β 搜尋（尚無模型）',
   },
 };
 let lang = localStorage.getItem('zeroplay-lang') || (navigator.language.startsWith('zh') ? 'zh' : 'en');
@@ -54,6 +63,8 @@ const app = {
   id: null,
   aiMs: 1000,
   busy: false,
+  gen: 0,            // bumped by every new game or replay: answers for an older one are dropped
+  abort: null,       // the AI request in flight, to cancel it
   replay: null,      // {token, actions, at} in replay mode
   tg: { shape: 0, mirror: false, target: null, view: null },
   bq: { from: null },  // Banqi: the square of the piece chosen to move
@@ -75,8 +86,19 @@ function showError(e) { $('error').textContent = e ? String(e.message || e) : ''
 
 // ---------------------------------------------------------------- game flow
 
+// Cancels what belongs to the game on screen: its AI request (the server stops the search
+// when the stream closes) and any answer still on its way (the generation check).
+function leaveGame() {
+  app.gen++;
+  if (app.abort) { app.abort.abort(); app.abort = null; }
+  app.busy = false;
+  $('thinking').classList.remove('active');
+}
+
 async function newGame(replayToken, at) {
   showError(null);
+  leaveGame();
+  const gen = app.gen;
   const game = $('game').value;
   const body = replayToken
     ? { replay: replayToken, at, ai_seat: $('ai-seat').value, ai_ms: Number($('ai-ms').value) }
@@ -84,21 +106,30 @@ async function newGame(replayToken, at) {
         options: game === 'trigolden' ? { scoring: $('scoring').value } : null };
   try {
     if (app.id) api('DELETE', '/api/games/' + app.id).catch(() => {});
+    app.id = null;
+    app.busy = true; updateButtons();
     const v = await api('POST', '/api/games', body);
+    if (gen !== app.gen) { api('DELETE', '/api/games/' + v.id).catch(() => {}); return; }
+    app.busy = false;
     app.id = v.id; app.aiMs = body.ai_ms; app.replay = null;
+    TG.auto = true;
     app.tg = { shape: 0, mirror: false, target: null, view: null };
     app.bq = { from: null };
     $('replay-box').hidden = true;
     if (location.pathname !== '/') history.pushState(null, '', '/');
     setView(v);
+    showSearch(null);
     await maybeAi();
-  } catch (e) { showError(e); }
+  } catch (e) { if (gen === app.gen) { app.busy = false; updateButtons(); showError(e); } }
 }
 
-function aiToMove(v) { return v && !v.outcome && v.ai_seat && v.to_move === v.ai_seat; }
+function aiToMove(v) { return !!v && !v.outcome && !!v.ai_seat && v.to_move === v.ai_seat; }
+// Whether a person may click on the board now.
+function humanTurn(v) { return !!v && !app.replay && !!app.id && !v.outcome && !!v.to_move && !aiToMove(v); }
 
 async function maybeAi() {
-  while (aiToMove(app.view) && !app.replay) {
+  const gen = app.gen;
+  while (gen === app.gen && aiToMove(app.view) && !app.replay) {
     if (!(await aiMove())) break;
   }
 }
@@ -106,11 +137,21 @@ async function maybeAi() {
 // Reads the server-sent events of POST /api/games/{id}/ai.
 async function aiMove() {
   if (!app.id || app.busy) return false;
+  const gen = app.gen, ctl = new AbortController();
+  app.abort = ctl;
   app.busy = true; updateButtons();
-  $('thinking').hidden = false; $('think-bar').value = 0;
+  $('thinking').classList.add('active'); $('think-bar').value = 0;
   $('think-text').textContent = t('thinking');
+  const started = performance.now();
   try {
-    const res = await fetch('/api/games/' + app.id + '/ai', { method: 'POST' });
+    let res;
+    // 409 right after a stop: the server is still letting go of the stopped search.
+    for (let tries = 0; ; tries++) {
+      res = await fetch('/api/games/' + app.id + '/ai?ms=' + app.aiMs, { method: 'POST', signal: ctl.signal });
+      if (res.status !== 409 || tries >= 30) break;
+      await new Promise((r) => setTimeout(r, 100));
+      if (gen !== app.gen) return false;
+    }
     if (!res.ok) throw new Error((await res.json()).error);
     const reader = res.body.getReader();
     const dec = new TextDecoder();
@@ -129,43 +170,106 @@ async function aiMove() {
         }
         if (!data) continue;
         const d = JSON.parse(data);
+        if (gen !== app.gen) return false;
         if (ev === 'progress') showProgress(d);
         else if (ev === 'done') done = d;
       }
     }
+    if (gen !== app.gen) return false;
     if (!done) throw new Error('the AI stream ended early');
-    if (done.search) showProgress(done.search);
+    app.busy = false; app.abort = null;
+    if (done.applied) showSearch(done.search, done.elapsed_ms || Math.round(performance.now() - started));
     setView(done.state);
     return done.applied;
-  } catch (e) { showError(e); return false; } finally {
-    app.busy = false; $('thinking').hidden = true; updateButtons();
+  } catch (e) {
+    if (gen === app.gen && e.name !== 'AbortError') showError(e);
+    return false;
+  } finally {
+    if (gen === app.gen) {
+      app.busy = false; app.abort = null;
+      $('thinking').classList.remove('active'); updateButtons();
+    }
   }
 }
 
-function showProgress(p) {
-  $('think-bar').value = Math.min(1, p.elapsed_ms / app.aiMs);
-  $('think-text').textContent = t('progress', {
+function progressLine(p) {
+  return t('progress', {
     sims: p.sims, nodes: p.nodes, depth: p.depth, ms: p.elapsed_ms, best: p.best || '–', value: p.value.toFixed(2),
   });
 }
 
+function showProgress(p) {
+  $('think-bar').value = Math.min(1, p.elapsed_ms / app.aiMs);
+  $('think-text').textContent = progressLine(p);
+}
+
+// The last AI turn's search line, kept after its move (the box keeps its place: no jumps).
+function showSearch(p, ms) {
+  app.lastSearch = p ? { p, ms } : null;
+  const waiting = app.view && app.view.ai_seat ? t('not_yet') : '';
+  $('think-text').textContent = p ? t('last_search', { ms, line: progressLine(p) }) : waiting;
+}
+
+// Stops a thinking AI: its seat becomes a person's (the server drops the search's move).
+async function stopAi() {
+  if (!app.id) return;
+  const gen = app.gen;
+  try {
+    const v = await api('POST', '/api/games/' + app.id + '/settings', { ai_seat: 'none' });
+    if (gen !== app.gen) return;
+    $('ai-seat').value = 'none';
+    showError(null);
+    $('think-text').textContent = t('ai_stopped');
+    setView(v);
+  } catch (e) { showError(e); }
+}
+
+// The AI seat and time selectors apply to the game on screen at once.
+async function applySettings(body) {
+  if (!app.id || app.replay) return;
+  const gen = app.gen;
+  try {
+    if (body.ai_seat !== undefined && app.abort) { app.abort.abort(); app.abort = null; }
+    const v = await api('POST', '/api/games/' + app.id + '/settings', body);
+    if (gen !== app.gen) return;
+    if (body.ai_ms) app.aiMs = body.ai_ms;
+    // An aborted search's stream may still be closing: wait for the server to let it go.
+    for (let i = 0; i < 50 && app.busy; i++) await new Promise((r) => setTimeout(r, 20));
+    app.busy = false;
+    setView(v);
+    await maybeAi();
+  } catch (e) { if (gen === app.gen) showError(e); }
+}
+
 async function sendClick(action) {
-  if (app.busy || app.replay) return;
+  if (app.busy || !humanTurn(app.view)) return;
   showError(null);
+  const gen = app.gen;
   app.busy = true;
-  try { setView(await api('POST', '/api/games/' + app.id + '/click', { action })); } catch (e) { showError(e); }
+  try {
+    const v = await api('POST', '/api/games/' + app.id + '/click', { action });
+    if (gen !== app.gen) return;
+    setView(v);
+  } catch (e) { if (gen === app.gen) showError(e); }
+  if (gen !== app.gen) return;
   app.busy = false;
   updateButtons();
   await maybeAi();
 }
 
 async function undoRedo(which) {
-  try { setView(await api('POST', '/api/games/' + app.id + '/' + which)); } catch (e) { showError(e); }
+  if (app.busy) return;
+  const gen = app.gen;
+  try {
+    const v = await api('POST', '/api/games/' + app.id + '/' + which);
+    if (gen === app.gen) setView(v);
+  } catch (e) { if (gen === app.gen) showError(e); }
 }
 
 // ---------------------------------------------------------------- replay mode
 
 async function openReplay(token) {
+  leaveGame();
   try {
     const r = await api('GET', '/api/replay/' + token + '?at=0');
     app.replay = { token, actions: r.actions, at: 0 };
@@ -193,6 +297,7 @@ async function replayGo(at) {
 function setView(v) {
   app.view = v;
   $('board').style.aspectRatio = v.game === 'banqi' ? '8.45 / 4.45' : '';
+  $('board').setAttribute('class', v.game);
   if (v.game === 'trigolden') drawTriGolden(v);
   else if (v.game === 'banqi') drawBanqi(v);
   else drawBattleNumber(v);
@@ -214,8 +319,9 @@ function drawSide(v) {
     status = v.outcome.winner ? t('wins', { who: seatName(v.outcome.winner) }) : t('draw');
     if (v.outcome.decisive) status += t('decisive');
   } else status = t('to_move', { who: seatName(v.to_move) });
-  if (v.model_version !== undefined && v.game === 'battlenumber') {
-    status += ' · ' + (v.model_version > 0 ? t('model', { v: v.model_version }) : t('no_model'));
+  if (v.model_version !== undefined && !app.replay) {
+    const none = { trigolden: 'no_model_trigolden', banqi: 'no_model_banqi' }[v.game] || 'no_model';
+    status += ' · ' + (v.model_version > 0 ? t('model', { v: v.model_version }) : t(none));
   }
   $('status').textContent = status;
   $('link').value = v.replay ? location.origin + '/replay/' + v.replay : '';
@@ -227,10 +333,15 @@ function drawSide(v) {
 
 function updateButtons() {
   const v = app.view, playing = !!app.id && !app.replay;
-  $('undo').disabled = !playing || app.busy || !(v && v.can_undo);
-  $('redo').disabled = !playing || app.busy || !(v && v.can_redo);
-  $('ai-move').disabled = !playing || app.busy || !v || !!v.outcome;
+  const aiTurn = app.busy || aiToMove(v);
+  $('undo').disabled = !playing || aiTurn || !(v && v.can_undo);
+  $('redo').disabled = !playing || aiTurn || !(v && v.can_redo);
+  $('ai-move').disabled = !playing || aiTurn || !v || !!v.outcome;
+  // Hidden by visibility, not display: the box keeps its height either way.
+  $('stop-ai').classList.toggle('off', !(playing && app.abort));
   $('svg').hidden = !playing;
+  // While the AI plays, the page says so: the board and the palette take no clicks.
+  document.body.classList.toggle('ai-turn', playing && aiTurn && !(v && v.outcome));
 }
 
 // Battle Number ------------------------------------------------------------
@@ -267,10 +378,23 @@ function drawBattleNumber(v) {
   const svg = $('board');
   svg.innerHTML = '';
   $('zoom').hidden = true;
-  svg.setAttribute('viewBox', '-0.1 -0.1 7.2 7.2');
+  svg.setAttribute('viewBox', '-0.45 -0.1 7.55 7.5');
   const b = v.board;
+  const mine = humanTurn(v);
   const legal = new Map();
-  for (const l of v.legal) legal.set(l.action, l);
+  if (mine) for (const l of v.legal) legal.set(l.action, l);
+  // The squares of the last turn (its square clicks), outlined like the last move in chess.
+  const lastSq = new Set();
+  const [lo, hi] = v.last_turn || [0, 0];
+  for (const a of (v.history || []).slice(lo, hi)) if (/^[a-g]\d$/.test(a)) lastSq.add(a);
+  for (let c = 0; c < 7; c++) {
+    const tx = el('text', { x: c + 0.5, y: 7.3, 'font-size': 0.25, 'text-anchor': 'middle', fill: '#666', class: 'coord' }, svg);
+    tx.textContent = COLS[c];
+  }
+  for (let r = 0; r < 7; r++) {
+    const tx = el('text', { x: -0.22, y: r + 0.58, 'font-size': 0.25, 'text-anchor': 'middle', fill: '#666', class: 'coord' }, svg);
+    tx.textContent = String(r);
+  }
   const region = new Map();
   (b.regions || []).forEach((r, i) => r.forEach((sq) => region.set(sq, i)));
   const path = new Set(b.path ? b.path.squares : []);
@@ -285,9 +409,10 @@ function drawBattleNumber(v) {
     if (region.has(sq)) cls += ' region-' + (region.get(sq) % 4);
     if (path.has(sq)) cls += ' path';
     if (b.pending_square === sq) cls += ' pending';
-    if (legal.has(name) && !app.replay) cls += ' legal';
+    if (legal.has(name)) cls += ' legal';
     const hit = el('rect', { x, y, width: 1, height: 1, class: cls, stroke: '#ccc', 'stroke-width': 0.01, 'data-action': legal.has(name) ? name : '' }, g);
     if (legal.has(name)) hit.addEventListener('click', () => sendClick(name));
+    if (lastSq.has(name)) el('rect', { x: x + 0.04, y: y + 0.04, width: 0.92, height: 0.92, class: 'lastmove' }, g);
   }
   // Scores and hands
   const s = b.score_first;
@@ -296,8 +421,8 @@ function drawBattleNumber(v) {
   // Piece palette: the legal piece clicks after a square is chosen.
   const pal = $('palette');
   pal.innerHTML = '';
-  const pieces = v.legal.filter((l) => /^[A-Z]\dr\d$/.test(l.action));
-  if (pieces.length && !app.replay) {
+  const pieces = mine ? v.legal.filter((l) => /^[A-Z]\dr\d$/.test(l.action)) : [];
+  if (pieces.length) {
     const label = document.createElement('span'); label.textContent = t('choose_piece'); pal.appendChild(label);
     for (const l of pieces) {
       const [kind, rot] = [l.action.slice(0, 2), Number(l.action.slice(3))];
@@ -329,7 +454,7 @@ function drawBanqi(v) {
   $('zoom').hidden = true;
   svg.setAttribute('viewBox', '-0.35 -0.1 8.45 4.45');
   const b = v.board;
-  const legal = new Set(v.legal.map((l) => l.action));
+  const legal = new Set(humanTurn(v) ? v.legal.map((l) => l.action) : []);
   const from = app.bq.from === null ? null : bqName(app.bq.from);
   const targets = new Set();
   if (from) for (const a of legal) if (a.startsWith(from) && a !== from + from) targets.add(a.slice(2));
@@ -354,15 +479,21 @@ function drawBanqi(v) {
       el('circle', { cx: x + 0.5, cy: y + 0.5, r: 0.4, fill: '#8a6a3c', stroke: '#4a3418', 'stroke-width': 0.04, class: 'piece facedown' }, g);
     } else if (c) {
       const ink = c === c.toUpperCase() ? '#b3261e' : '#1d1d1d';
-      el('circle', { cx: x + 0.5, cy: y + 0.5, r: 0.4, fill: '#fdf6e3', stroke: ink, 'stroke-width': 0.05, class: 'piece' + (last.has(name) ? ' last' : '') }, g);
+      el('circle', { cx: x + 0.5, cy: y + 0.5, r: 0.4, fill: '#fdf6e3', stroke: ink, 'stroke-width': 0.05, class: 'piece' }, g);
       const tx = el('text', { x: x + 0.5, y: y + 0.68, 'font-size': 0.46, 'text-anchor': 'middle', fill: ink, 'pointer-events': 'none' }, g);
-      tx.textContent = lang === 'zh' ? BQ_CHARS[c] : c.toUpperCase();
+      // English: the notation's letters, upper case red and lower case black (told apart
+      // without colour too); the legend is under the board.
+      tx.textContent = lang === 'zh' ? BQ_CHARS[c] : c;
     }
+    // The last turn's squares (from and to) as a square outline: a red ring would vanish on red pieces.
+    if (last.has(name)) el('rect', { x: x + 0.04, y: y + 0.04, width: 0.92, height: 0.92, class: 'lastmove' }, g);
     const flip = legal.has(name + name);
     const movable = [...legal].some((a) => a.startsWith(name) && a !== name + name);
+    // With a piece chosen, only its moves are lit (a dot on each); else what can be clicked.
     let cls = 'sq';
-    if (!app.replay && (flip || movable || targets.has(name))) cls += ' legal';
+    if (from ? targets.has(name) : flip || movable) cls += ' legal';
     if (app.bq.from === sq) cls += ' pending';
+    if (targets.has(name)) el('circle', { cx: x + 0.5, cy: y + 0.5, r: 0.13, class: 'dest' }, g);
     const hit = el('rect', { x, y, width: 1, height: 1, class: cls, 'data-action': flip ? name + name : '' }, g);
     hit.addEventListener('click', () => bqClick(sq));
   }
@@ -370,13 +501,14 @@ function drawBanqi(v) {
     ? t('seat_first') + ' ' + t(b.colours[0]) + ', ' + t('seat_second') + ' ' + t(b.colours[1])
     : t('no_colours');
   const pool = Object.entries(b.pool).map(([k, n]) => (lang === 'zh' ? BQ_CHARS[k] : k) + '×' + n).join(' ');
-  $('scores').textContent = colours + ' · ' + t('face_down') + ': ' + (pool || '–') + ' · ' + t('quiet', { n: b.quiet });
+  $('scores').textContent = colours + ' · ' + t('face_down') + ': ' + (pool || '–') + ' · ' + t('quiet', { n: b.quiet }) +
+    (lang === 'zh' ? '' : ' · ' + t('bq_legend'));
   $('palette').innerHTML = '';
 }
 
 function bqClick(sq) {
   const v = app.view;
-  if (app.replay || app.busy || !v) return;
+  if (app.busy || !humanTurn(v)) return;
   const name = bqName(sq);
   const legal = new Set(v.legal.map((l) => l.action));
   const from = app.bq.from === null ? null : bqName(app.bq.from);
@@ -388,7 +520,7 @@ function bqClick(sq) {
 
 // TriGolden ----------------------------------------------------------------
 
-const TG = { box: null, drag: null };
+const TG = { box: null, drag: null, auto: true };
 
 function tgPts(points) { return points.map(([x, y]) => `${x},${-y}`).join(' '); }
 
@@ -404,17 +536,19 @@ function drawTriGolden(v) {
   b.pieces.forEach((p) => grow(p.points));
   v.legal.forEach((l) => l.points && grow(l.points));
   const fit = [x0 - 1, y0 - 1, x1 - x0 + 2, y1 - y0 + 2];
-  if (!TG.box) TG.box = fit;
+  // The view follows the figure as it grows (and shrinks on undo) until the reader pans or
+  // zooms; "fit" hands it back to the figure.
+  if (!TG.box || TG.auto || !b.pieces.length) { TG.box = fit; TG.auto = true; }
   TG.fit = fit;
   svg.setAttribute('viewBox', TG.box.join(' '));
   const last = lastTurn(v);
-  const mine = v.legal.filter((l) => l.shape === st.shape && l.mirror === st.mirror);
+  const mine = humanTurn(v) ? v.legal.filter((l) => l.shape === st.shape && l.mirror === st.mirror) : [];
   const targets = new Set(mine.map((l) => l.target).filter((x) => x !== null));
   for (const p of b.pieces) {
     const [fill, ink] = OWNER[p.owner];
     let cls = 'piece';
     if (last.has(p.n)) cls += ' last';
-    if (targets.has(p.n) && !app.replay) cls += ' target';
+    if (targets.has(p.n)) cls += ' target';
     const poly = el('polygon', { points: tgPts(p.points), fill, stroke: ink, 'stroke-width': 0.03, class: cls, 'data-piece': p.n }, svg);
     if (targets.has(p.n)) poly.addEventListener('click', () => { st.target = p.n; drawTriGolden(app.view); });
     const cx = p.points.reduce((a, q) => a + q[0], 0) / 4, cy = -p.points.reduce((a, q) => a + q[1], 0) / 4;
@@ -425,27 +559,59 @@ function drawTriGolden(v) {
     el('circle', { cx: sp.at[0], cy: -sp.at[1], r: 0.09, fill: OWNER[sp.owner || 'first'][1] }, svg);
   }
   // Ghosts: the legal placements of the chosen piece on the chosen target (or the opening).
-  if (!app.replay) {
-    for (const l of mine) {
-      if (l.target !== null && l.target !== st.target) continue;
-      const g = el('polygon', { points: tgPts(l.points), class: 'ghost', 'data-action': l.action }, svg);
-      g.addEventListener('click', () => { st.target = null; sendClick(l.action); });
-    }
+  // Ghosts may overlap and hide one another, so each also gets a numbered label at its centre,
+  // drawn above every ghost, and a numbered button under the board: every placement has a
+  // point to click.
+  const shown = mine.filter((l) => l.target === null || l.target === st.target);
+  const place = (l) => { st.target = null; sendClick(l.action); };
+  shown.forEach((l) => {
+    const g = el('polygon', { points: tgPts(l.points), class: 'ghost', 'data-action': l.action }, svg);
+    g.addEventListener('click', () => place(l));
+  });
+  if (shown.length > 1) {
+    shown.forEach((l, i) => {
+      const cx = l.points.reduce((a, q) => a + q[0], 0) / l.points.length;
+      const cy = -l.points.reduce((a, q) => a + q[1], 0) / l.points.length;
+      const tag = el('g', { class: 'ghost-tag', 'data-action': l.action }, svg);
+      el('circle', { cx, cy, r: 0.2 }, tag);
+      const tx = el('text', { x: cx, y: cy, 'font-size': 0.24, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, tag);
+      tx.textContent = String(i + 1);
+      tag.addEventListener('click', () => place(l));
+      tag.addEventListener('mouseenter', () => svg.querySelector(`polygon.ghost[data-action="${l.action}"]`)?.classList.add('hot'));
+      tag.addEventListener('mouseleave', () => svg.querySelector(`polygon.ghost[data-action="${l.action}"]`)?.classList.remove('hot'));
+    });
   }
   $('scores').textContent = t('points', { a: b.scores[0], b: b.scores[1] });
   // Palette: each shape and its mirror, with the mover's stock.
   const pal = $('palette');
   pal.innerHTML = '';
-  if (v.to_move && !app.replay) {
+  if (humanTurn(v)) {
     const seat = v.to_move === 'first' ? 0 : 1;
     const hint = document.createElement('p'); hint.textContent = t('pick_shape'); hint.style.width = '100%'; pal.appendChild(hint);
+    if (!v.turn_start) {
+      const second = document.createElement('p'); second.className = 'second-piece';
+      second.textContent = t('second_piece'); second.style.width = '100%'; pal.appendChild(second);
+    }
+    if (shown.length > 1) {
+      const row = document.createElement('div'); row.className = 'ghost-list';
+      row.appendChild(document.createTextNode(t('placements') + ' '));
+      shown.forEach((l, i) => {
+        const btn = document.createElement('button');
+        btn.type = 'button'; btn.dataset.action = l.action; btn.textContent = String(i + 1);
+        btn.addEventListener('click', () => place(l));
+        row.appendChild(btn);
+      });
+      pal.appendChild(row);
+    }
     b.shapes.forEach((name, i) => {
       for (const mirror of [false, true]) {
         const btn = document.createElement('button');
         btn.type = 'button';
         btn.dataset.shape = i; btn.dataset.mirror = mirror;
-        btn.textContent = name + (mirror ? "' " + t('mirror') : '') + ' (' + t('stock') + ' ' + b.stock[seat][i] + ')';
-        const usable = v.legal.some((l) => l.shape === i && l.mirror === mirror);
+        const sample = v.legal.find((l) => l.shape === i && l.mirror === mirror && l.points);
+        if (sample) btn.appendChild(shapeIcon(sample.points, v.to_move));
+        btn.appendChild(document.createTextNode(name + (mirror ? "' " + t('mirror') : '') + ' (' + t('stock') + ' ' + b.stock[seat][i] + ')'));
+        const usable = !!sample || v.legal.some((l) => l.shape === i && l.mirror === mirror);
         btn.disabled = !usable;
         if (st.shape === i && st.mirror === mirror) btn.classList.add('chosen');
         btn.addEventListener('click', () => { st.shape = i; st.mirror = mirror; st.target = null; drawTriGolden(app.view); });
@@ -453,6 +619,19 @@ function drawTriGolden(v) {
       }
     });
   }
+}
+
+// A small picture of a piece from one of its placements (its polygon, scaled into the icon).
+function shapeIcon(points, owner) {
+  const xs = points.map((p) => p[0]), ys = points.map((p) => -p[1]);
+  const x0 = Math.min(...xs), y0 = Math.min(...ys), w = Math.max(...xs) - x0, h = Math.max(...ys) - y0;
+  const m = Math.max(w, h) * 0.1, size = Math.max(w, h) + 2 * m;
+  const icon = document.createElementNS(SVGNS, 'svg');
+  icon.setAttribute('viewBox', `${x0 - m - (size - w - 2 * m) / 2} ${y0 - m - (size - h - 2 * m) / 2} ${size} ${size}`);
+  icon.setAttribute('class', 'shape-icon');
+  const [fill, ink] = OWNER[owner] || ['#fff', '#333'];
+  el('polygon', { points: tgPts(points), fill, stroke: ink, 'stroke-width': size * 0.04 }, icon);
+  return icon;
 }
 
 // Pieces of the last completed turn and of the turn in progress: TriGolden places one piece
@@ -470,6 +649,7 @@ function zoom(f, cx, cy) {
   const [x, y, w, h] = TG.box;
   cx = cx ?? x + w / 2; cy = cy ?? y + h / 2;
   TG.box = [cx - (cx - x) * f, cy - (cy - y) * f, w * f, h * f];
+  TG.auto = false;
   $('board').setAttribute('viewBox', TG.box.join(' '));
 }
 
@@ -491,12 +671,13 @@ function setupPanZoom() {
     const r = svg.getBoundingClientRect();
     const [x, y, w, h] = TG.drag.box;
     TG.box = [x - ((e.clientX - TG.drag.x) / r.width) * w, y - ((e.clientY - TG.drag.y) / r.height) * h, w, h];
+    TG.auto = false;
     svg.setAttribute('viewBox', TG.box.join(' '));
   });
   window.addEventListener('pointerup', () => { TG.drag = null; });
   $('zoom-in').addEventListener('click', () => zoom(1 / 1.25));
   $('zoom-out').addEventListener('click', () => zoom(1.25));
-  $('zoom-fit').addEventListener('click', () => { TG.box = TG.fit.slice(); zoom(1); });
+  $('zoom-fit').addEventListener('click', () => { TG.box = TG.fit.slice(); zoom(1); TG.auto = true; });
 }
 
 // ---------------------------------------------------------------- language and start-up
@@ -510,7 +691,14 @@ function applyLang() {
 
 function init() {
   $('lang').addEventListener('click', () => { lang = lang === 'zh' ? 'en' : 'zh'; localStorage.setItem('zeroplay-lang', lang); applyLang(); });
-  $('game').addEventListener('change', () => { $('scoring-box').hidden = $('game').value !== 'trigolden'; });
+  const showScoring = () => { $('scoring-box').hidden = $('game').value !== 'trigolden'; };
+  // Choosing another game (or TriGolden's scoring) starts it; the AI's seat and time apply
+  // to the game on screen.
+  $('game').addEventListener('change', () => { showScoring(); TG.box = null; newGame(); });
+  $('scoring').addEventListener('change', () => { TG.box = null; newGame(); });
+  $('ai-seat').addEventListener('change', () => applySettings({ ai_seat: $('ai-seat').value }));
+  $('ai-ms').addEventListener('change', () => { app.aiMs = Number($('ai-ms').value); applySettings({ ai_ms: app.aiMs }); });
+  $('stop-ai').addEventListener('click', () => stopAi());
   $('new').addEventListener('click', () => { TG.box = null; newGame(); });
   $('undo').addEventListener('click', () => undoRedo('undo'));
   $('redo').addEventListener('click', () => undoRedo('redo'));
@@ -524,6 +712,7 @@ function init() {
   setupPanZoom();
   applyLang();
   const m = location.pathname.match(/^\/replay\/([A-Za-z0-9_-]+)$/);
+  showScoring();
   if (m) openReplay(m[1]); else newGame();
 }
 

@@ -27,6 +27,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use rand::RngExt;
@@ -57,7 +58,15 @@ pub trait Agent<G: Game>: Send {
     /// Told of every action applied to the game (own, opponent's or chance), with the state
     /// before it, so a searching agent can keep its tree.
     fn observe(&mut self, _before: &G, _action: G::Action) {}
+
+    /// Gives the agent a flag that another thread sets to stop its search early (a play
+    /// server whose client left): the search then answers at once with what it has. Agents
+    /// that do not search ignore it.
+    fn set_stop(&mut self, _stop: StopFlag) {}
 }
+
+/// Set (to `true`) by another thread to end a search early; see [`Agent::set_stop`].
+pub type StopFlag = Arc<AtomicBool>;
 
 /// Chooses uniformly among the legal actions.
 #[derive(Copy, Clone, Debug, Default)]
@@ -589,12 +598,16 @@ pub struct MctsAgent<G: Game> {
     evaluator: Arc<dyn Evaluator<G>>,
     tree: Option<Mcts<G>>,
     actions: Vec<G::Action>,
+    stop: Option<StopFlag>,
+    /// Whether this turn has had its full search (a forced first click has none, and then
+    /// the next click gets the whole budget, not a top-up).
+    turn_searched: bool,
 }
 
 impl<G: Game> MctsAgent<G> {
     /// An agent with these settings and evaluator.
     pub fn new(spec: MctsSpec, evaluator: Arc<dyn Evaluator<G>>, name: String) -> Self {
-        MctsAgent { spec, name, evaluator, tree: None, actions: Vec::new() }
+        MctsAgent { spec, name, evaluator, tree: None, actions: Vec::new(), stop: None, turn_searched: false }
     }
 
     /// The current search tree, if any.
@@ -623,6 +636,9 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
     ) -> G::Action {
         state.legal_actions(&mut self.actions);
         assert!(!self.actions.is_empty(), "MctsAgent asked to move in a finished game");
+        if state.at_turn_start() {
+            self.turn_searched = false;
+        }
         if self.actions.len() == 1 {
             return self.actions[0];
         }
@@ -631,7 +647,9 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
         if tree.root() != state {
             tree.reset(state.clone());
         }
-        let budget = if state.at_turn_start() {
+        tree.set_stop(self.stop.clone());
+        let budget = if !self.turn_searched {
+            self.turn_searched = true;
             Some(self.budget(1))
         } else {
             // Later clicks of a turn: the first click's search already explored them; top up
@@ -652,6 +670,10 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
             Some(t) if t.root() == before => t.advance(action),
             _ => self.tree = None,
         }
+    }
+
+    fn set_stop(&mut self, stop: StopFlag) {
+        self.stop = Some(stop);
     }
 }
 
@@ -692,6 +714,34 @@ mod tests {
         let spec: AgentSpec = "mcts:eval=net,model=x".parse().unwrap();
         let e = spec.build_with::<crate::battlenumber::BattleNumber>(&|p, _| Err(format!("cannot load {p}")));
         assert_eq!(e.err().unwrap(), "cannot load x");
+    }
+
+    #[test]
+    fn a_stop_flag_ends_a_long_search_with_a_legal_answer() {
+        use crate::banqi::Banqi;
+        use std::sync::atomic::Ordering;
+        use std::time::Instant;
+        let start = Banqi::new_game(&Default::default());
+        let mut legal = Vec::new();
+        start.legal_actions(&mut legal);
+        assert!(legal.len() > 1, "the test needs a real choice");
+        for spec in ["mcts:time=60s,eval=rollout", "banqi-ab:time=60s"] {
+            let mut agent = spec.parse::<AgentSpec>().unwrap().build::<Banqi>();
+            let stop = StopFlag::default();
+            agent.set_stop(stop.clone());
+            let setter = {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(300));
+                    stop.store(true, Ordering::Relaxed);
+                })
+            };
+            let t0 = Instant::now();
+            let a = agent.choose(&start, &mut crate::rng_from_seed(7), &mut |_| {});
+            setter.join().unwrap();
+            assert!(t0.elapsed() < Duration::from_secs(20), "{spec}: {:?}", t0.elapsed());
+            assert!(legal.contains(&a), "{spec}");
+        }
     }
 
     #[test]

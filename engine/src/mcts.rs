@@ -147,6 +147,8 @@ pub struct Mcts<G: Game> {
     chance_buf: Vec<(G::Action, f32)>,
     /// Whether the current root has had its knowledge priors considered.
     root_knowledge: bool,
+    /// Ends a search early when set by another thread ([`Mcts::set_stop`]).
+    stop: Option<crate::agent::StopFlag>,
 }
 
 impl<G: Game> Mcts<G> {
@@ -159,7 +161,14 @@ impl<G: Game> Mcts<G> {
             max_depth: 0,
             chance_buf: Vec::new(),
             root_knowledge: false,
+            stop: None,
         }
+    }
+
+    /// A flag that, once set by another thread, ends the running search after the current
+    /// batch of simulations (as if its budget were spent). `None` removes it.
+    pub fn set_stop(&mut self, stop: Option<crate::agent::StopFlag>) {
+        self.stop = stop;
     }
 
     /// The settings.
@@ -401,7 +410,9 @@ impl<G: Game> Mcts<G> {
                 next_report = sims + self.config.progress_every.max(1);
                 progress(&self.progress(sims, start.elapsed()));
             }
-            if budget.sims.is_some_and(|m| sims >= m) || budget.deadline.is_some_and(|d| Instant::now() >= d)
+            if budget.sims.is_some_and(|m| sims >= m)
+                || budget.deadline.is_some_and(|d| Instant::now() >= d)
+                || self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
             {
                 break;
             }

@@ -8,6 +8,7 @@
 //! | `GET /api/games/{id}` | the game: board, legal clicks, history, outcome, replay token |
 //! | `DELETE /api/games/{id}` | drop it |
 //! | `POST /api/games/{id}/click` | `{action}`: one click |
+//! | `POST /api/games/{id}/settings` | `{ai_seat, ai_ms}` (either): who the AI plays and its time, from now on; a search running for the game is stopped and its move dropped |
 //! | `POST /api/games/{id}/undo`, `/redo` | back to the previous turn start of a human seat; forward again |
 //! | `POST /api/games/{id}/ai?ms=N` | the AI plays the current turn; server-sent events: `progress` (sims, nodes, depth, elapsed, best, value), then `done` (its clicks and the new state) |
 //! | `GET /api/games/{id}/board.svg` | the board as an SVG download |
@@ -20,13 +21,13 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, Path, Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
@@ -50,34 +51,77 @@ pub fn router(state: Arc<AppState>) -> Router {
     // The play server is ready as soon as it answers: it has no state to recover.
     health.set_ready(true);
     let telemetry = zeroplay_telemetry::router(Arc::new(crate::metrics::registry(state.clone())), health);
+    let page = Asset::new(assets::INDEX_HTML, "text/html; charset=utf-8");
+    let js = Asset::new(assets::APP_JS, "text/javascript; charset=utf-8");
+    let css = Asset::new(assets::STYLE_CSS, "text/css; charset=utf-8");
     Router::new()
-        .route("/", get(index))
-        .route("/replay/{token}", get(index))
         .route(
-            "/app.js",
-            get(|| async { ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], assets::APP_JS) }),
+            "/",
+            get({
+                let page = page.clone();
+                move |h: HeaderMap| async move { page.serve(&h) }
+            }),
         )
-        .route(
-            "/style.css",
-            get(|| async { ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], assets::STYLE_CSS) }),
-        )
+        .route("/replay/{token}", get(move |h: HeaderMap| async move { page.serve(&h) }))
+        .route("/app.js", get(move |h: HeaderMap| async move { js.serve(&h) }))
+        .route("/style.css", get(move |h: HeaderMap| async move { css.serve(&h) }))
         .route("/api/info", get(info))
         .route("/api/games", post(create))
         .route("/api/games/{id}", get(show).delete(remove))
         .route("/api/games/{id}/click", post(click))
+        .route("/api/games/{id}/settings", post(settings))
         .route("/api/games/{id}/undo", post(undo))
         .route("/api/games/{id}/redo", post(redo))
         .route("/api/games/{id}/ai", post(ai))
         .route("/api/games/{id}/board.svg", get(svg))
         .route("/api/replay/{token}", get(replay_info))
         .merge(telemetry)
-        .fallback(|| async { ApiError::NotFound("no such page".into()) })
+        .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
+        // gzip where the client accepts it; tower-http's default predicate leaves server-sent
+        // events (the AI's progress) and small bodies alone.
+        .layer(tower_http::compression::CompressionLayer::new())
         .with_state(state)
 }
 
-async fn index() -> Html<&'static str> {
-    Html(assets::INDEX_HTML)
+/// One of the web client's files: served with a strong ETag and `Cache-Control: no-cache`,
+/// so a browser revalidates (a 304 without the body) and never runs a stale client after
+/// the binary is upgraded.
+#[derive(Clone)]
+struct Asset {
+    body: &'static str,
+    content_type: &'static str,
+    etag: Arc<str>,
+}
+
+impl Asset {
+    fn new(body: &'static str, content_type: &'static str) -> Asset {
+        // FNV-1a over the bytes: a content hash, the same in every process of this build.
+        let hash = body
+            .bytes()
+            .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+        Asset { body, content_type, etag: format!("\"{hash:016x}\"").into() }
+    }
+
+    fn serve(&self, headers: &HeaderMap) -> Response {
+        let fresh = headers
+            .get(header::IF_NONE_MATCH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.split(',').any(|t| t.trim() == &*self.etag || t.trim() == "*"));
+        let common = [(header::ETAG, self.etag.to_string()), (header::CACHE_CONTROL, "no-cache".to_string())];
+        if fresh {
+            return (StatusCode::NOT_MODIFIED, common).into_response();
+        }
+        (common, [(header::CONTENT_TYPE, self.content_type)], self.body).into_response()
+    }
+}
+
+/// 404: JSON under `/api/`, a small page elsewhere (a person typed a wrong address).
+async fn not_found(uri: axum::http::Uri) -> Response {
+    if uri.path().starts_with("/api/") {
+        return ApiError::NotFound(format!("no such endpoint: {}", uri.path())).into_response();
+    }
+    (StatusCode::NOT_FOUND, Html(assets::NOT_FOUND_HTML)).into_response()
 }
 
 /// A JSON body whose rejections are API errors (JSON, with the reason).
@@ -117,6 +161,7 @@ fn view(id: u64, h: &Held) -> Value {
     let mut v = h.table.lock().expect("not poisoned").view();
     v["id"] = json!(format!("{id:x}"));
     v["thinking"] = json!(h.thinking.load(Ordering::SeqCst));
+    v["ai_ms"] = json!(h.ai_ms.load(Ordering::Relaxed));
     v
 }
 
@@ -125,9 +170,10 @@ async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     let sims = state.ai_sims.load(Ordering::Relaxed);
     let micros = state.ai_micros.load(Ordering::Relaxed);
     Json(json!({
-        "games": ["battlenumber", "trigolden"],
+        "games": ["battlenumber", "trigolden", "banqi"],
         "model_version": state.models.version(),
         "banqi_model_version": state.models_bq.version(),
+        "trigolden_model_version": state.models_tg.version(),
         "games_held": state.games_held(),
         "limits": {
             "max_games": state.cfg.max_games,
@@ -201,8 +247,8 @@ impl Hosted for TriGolden {
     fn ai(state: &AppState) -> crate::table::AiFactory<Self> {
         state.ai_tg.clone()
     }
-    fn model(_: &AppState) -> Option<Arc<model::ModelSlot>> {
-        None
+    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>> {
+        Some(state.models_tg.clone())
     }
 }
 
@@ -260,16 +306,8 @@ async fn create(
     if req.at.is_some() && req.replay.is_none() {
         return Err(ApiError::BadRequest("at= goes with replay=".into()));
     }
-    let ai_seat = match req.ai_seat.as_deref() {
-        None | Some("second") => Some(Seat::Second),
-        Some("first") => Some(Seat::First),
-        Some("none") => None,
-        Some(other) => return Err(ApiError::BadRequest(format!("ai_seat {other:?}: first, second or none"))),
-    };
-    let ai_ms = req.ai_ms.unwrap_or(state.cfg.default_ai_ms);
-    if ai_ms == 0 || ai_ms > state.cfg.max_ai_ms {
-        return Err(ApiError::BadRequest(format!("ai_ms must be between 1 and {}", state.cfg.max_ai_ms)));
-    }
+    let ai_seat = parse_seat(req.ai_seat.as_deref().unwrap_or("second"))?;
+    let ai_ms = check_ms(&state, req.ai_ms.unwrap_or(state.cfg.default_ai_ms))?;
     // Building the table replays the clicks: off the runtime's threads.
     let table = {
         let state = state.clone();
@@ -285,7 +323,8 @@ async fn create(
         owner: ip,
         last_used: Mutex::new(Instant::now()),
         thinking: Default::default(),
-        ai_ms,
+        ai_ms: AtomicU64::new(ai_ms),
+        stop: Mutex::new(None),
     });
     let id = {
         let mut games = state.games.lock().expect("not poisoned");
@@ -317,10 +356,62 @@ async fn show(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Res
 
 async fn remove(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
     let n = game_id(&id)?;
-    match state.games.lock().expect("not poisoned").remove(&n) {
-        Some(_) => Ok(StatusCode::NO_CONTENT),
+    let gone = state.games.lock().expect("not poisoned").remove(&n);
+    match gone {
+        Some(h) => {
+            // A search for a deleted game answers nobody: stop it now.
+            if let Some(stop) = h.stop.lock().expect("not poisoned").as_ref() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            Ok(StatusCode::NO_CONTENT)
+        }
         None => Err(ApiError::NotFound(format!("no game {id}"))),
     }
+}
+
+fn parse_seat(s: &str) -> Result<Option<Seat>, ApiError> {
+    match s {
+        "second" => Ok(Some(Seat::Second)),
+        "first" => Ok(Some(Seat::First)),
+        "none" => Ok(None),
+        other => Err(ApiError::BadRequest(format!("ai_seat {other:?}: first, second or none"))),
+    }
+}
+
+fn check_ms(state: &AppState, ms: u64) -> Result<u64, ApiError> {
+    if ms == 0 || ms > state.cfg.max_ai_ms {
+        return Err(ApiError::BadRequest(format!("ai_ms must be between 1 and {}", state.cfg.max_ai_ms)));
+    }
+    Ok(ms)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Settings {
+    ai_seat: Option<String>,
+    ai_ms: Option<u64>,
+}
+
+/// Who the AI plays and its time. A search running for the game is stopped and its move
+/// dropped, so "stop the AI" is `{ai_seat: "none"}` while it thinks.
+async fn settings(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    Body(req): Body<Settings>,
+) -> Result<Json<Value>, ApiError> {
+    let h = held(&state, &id)?;
+    let seat = req.ai_seat.as_deref().map(parse_seat).transpose()?;
+    let ms = req.ai_ms.map(|ms| check_ms(&state, ms)).transpose()?;
+    if let Some(ms) = ms {
+        h.ai_ms.store(ms, Ordering::Relaxed);
+    }
+    if let Some(seat) = seat {
+        if let Some(stop) = h.stop.lock().expect("not poisoned").as_ref() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        h.table.lock().expect("not poisoned").set_ai_seat(seat);
+    }
+    Ok(Json(view(game_id(&id)?, &h)))
 }
 
 fn not_thinking(h: &Held) -> Result<(), ApiError> {
@@ -393,7 +484,7 @@ async fn ai(
     let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let n = game_id(&id)?;
     let h = held(&state, &id)?;
-    let ms = q.ms.unwrap_or(h.ai_ms);
+    let ms = q.ms.unwrap_or(h.ai_ms.load(Ordering::Relaxed));
     if ms == 0 || ms > state.cfg.max_ai_ms {
         return Err(ApiError::BadRequest(format!("ms must be between 1 and {}", state.cfg.max_ai_ms)));
     }
@@ -401,11 +492,25 @@ async fn ai(
         return Err(ApiError::Conflict("the AI is already thinking about this game".into()));
     }
     let guard = Thinking(h.clone());
+    let stop = engine::agent::StopFlag::default();
     let (job, at) = {
         let t = h.table.lock().expect("not poisoned");
-        (t.ai_job(Duration::from_millis(ms))?, t.ply())
+        (t.ai_job(Duration::from_millis(ms), stop.clone())?, t.ply())
     };
+    *h.stop.lock().expect("not poisoned") = Some(stop.clone());
     let (tx, rx) = tokio::sync::mpsc::channel::<Event>(64);
+    // A client that leaves (its event stream dropped) stops the search; the watcher lets go
+    // of its sender once the job is done, so the stream then ends.
+    let (finished, job_done) = tokio::sync::oneshot::channel::<()>();
+    {
+        let (tx, stop) = (tx.clone(), stop.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                () = tx.closed() => stop.store(true, Ordering::Relaxed),
+                _ = job_done => {}
+            }
+        });
+    }
     let st = state.clone();
     tokio::task::spawn_blocking(move || {
         let guard = guard;
@@ -421,7 +526,16 @@ async fn ai(
             }
         });
         let took = started.elapsed();
-        let applied = guard.0.table.lock().expect("not poisoned").apply_ai(at, &clicks);
+        *guard.0.stop.lock().expect("not poisoned") = None;
+        let stopped = stop.load(Ordering::Relaxed);
+        // A stopped search's move is not played: its client or its game is gone.
+        let applied = !stopped && guard.0.table.lock().expect("not poisoned").apply_ai(at, &clicks);
+        if stopped {
+            tracing::debug!(
+                id = format!("{n:x}"),
+                "AI search stopped: its client left or the game was deleted"
+            );
+        }
         st.ai_turns.fetch_add(1, Ordering::Relaxed);
         st.ai_sims.fetch_add(last.as_ref().map_or(0, |p| p.sims), Ordering::Relaxed);
         st.ai_micros.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
@@ -436,6 +550,8 @@ async fn ai(
         if let Ok(e) = Event::default().event("done").json_data(done) {
             let _ = tx.blocking_send(e);
         }
+        drop(tx);
+        let _ = finished.send(());
     });
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx).map(Ok::<_, Infallible>);
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))

@@ -7,3 +7,5 @@ pub const INDEX_HTML: &str = include_str!("../../web/index.html");
 pub const APP_JS: &str = include_str!("../../web/app.js");
 /// Its style sheet.
 pub const STYLE_CSS: &str = include_str!("../../web/style.css");
+/// The page for an address that names nothing.
+pub const NOT_FOUND_HTML: &str = include_str!("../../web/404.html");

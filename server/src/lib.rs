@@ -3,11 +3,13 @@
 //!
 //! - [`run`] serves a JSON API ([`api`]) and the web client (`web/`, embedded in the binary:
 //!   no CDN, no build step) on one listener, until `shutdown` resolves.
-//! - The Battle Number AI searches with the network as its leaf evaluator. The network is the
-//!   best model, followed from a coordinator (`WatchModels`, as workers follow it) or from a
-//!   model file (reloaded when it changes), and hot-swapped between moves; with no model it
-//!   plays the user's rollout AI. TriGolden's AI is the user's own (`trigolden-user`), until
-//!   the play server can load a TriGolden network.
+//! - Each game's AI searches with that game's network as its leaf evaluator. A network is the
+//!   best model of its game, followed from a coordinator (`WatchModels`, as workers follow it)
+//!   or from a model file per game (reloaded when it changes), and hot-swapped between moves.
+//!   With no model, Battle Number plays the user's rollout AI, TriGolden the user's own AI
+//!   (`trigolden-user`) and Banqi `banqi-ab`.
+//! - A search whose client leaves (the event stream closed) or whose game is deleted is
+//!   stopped at once ([`engine::agent::StopFlag`]), not run to its time.
 //! - The web client holds no rules: it shows what the server says may be clicked, and sends
 //!   clicks back. Every click is checked by the engine ([`table::Table::click`]).
 //! - Limits: request body size, games held in all and per client address, AI think time;
@@ -56,8 +58,12 @@ pub struct ServeConfig {
     /// Or serve this model file, reloaded when it changes.
     pub model: Option<PathBuf>,
     /// Banqi AI: a Banqi model file, reloaded when it changes (with a coordinator, its best
-    /// Banqi model is followed instead). Without either, Banqi's AI is rollout MCTS.
+    /// Banqi model is followed instead). Without either, Banqi's AI is `banqi-ab`.
     pub banqi_model: Option<PathBuf>,
+    /// TriGolden AI: a TriGolden model file, reloaded when it changes (with a coordinator, its
+    /// best TriGolden model is followed instead). Without either, TriGolden's AI is
+    /// `trigolden-user`.
+    pub trigolden_model: Option<PathBuf>,
     /// How often to look at the model file for changes (milliseconds).
     pub model_poll_ms: u64,
     /// Games held at once, in all.
@@ -76,7 +82,11 @@ pub struct ServeConfig {
     /// always the network once a model is loaded). The default, [`LeafSettings::served`], is
     /// what the trainer gates candidates with.
     pub leaf: LeafSettings,
-    /// TriGolden AI: an agent spec (its time is replaced by the game's).
+    /// TriGolden AI: `auto` (MCTS with the TriGolden model's leaves, the network alone with
+    /// half the root's prior mass on the user's AI's candidate turns, once `trigolden_model`
+    /// or the coordinator gives one; `trigolden-user` until then), `net` (always that MCTS:
+    /// random playouts until there is a model), or an agent spec (`trigolden-user:…`,
+    /// `trigolden-lite:…`, `mcts:…` without a network; its time is replaced by the game's).
     pub trigolden_agent: String,
     /// Banqi AI: `auto` (MCTS with the Banqi model's leaves once `banqi_model` or the
     /// coordinator gives one, `banqi-ab` until then), `banqi-ab[:…]` (always the
@@ -103,6 +113,7 @@ impl Default for ServeConfig {
             token: "change-me-worker-token".into(),
             model: None,
             banqi_model: None,
+            trigolden_model: None,
             model_poll_ms: 2000,
             max_games: 1000,
             max_games_per_client: 20,
@@ -111,7 +122,7 @@ impl Default for ServeConfig {
             max_ai_ms: 10_000,
             max_body_bytes: 16 * 1024,
             leaf: LeafSettings::served(),
-            trigolden_agent: "trigolden-user".into(),
+            trigolden_agent: "auto".into(),
             banqi_agent: "auto".into(),
             options: GameDefaults::default(),
         }
@@ -124,7 +135,9 @@ impl ServeConfig {
     /// # Errors
     /// A message naming the bad setting.
     pub fn validate(&self) -> Result<(), String> {
-        if self.coordinator.is_some() && (self.model.is_some() || self.banqi_model.is_some()) {
+        if self.coordinator.is_some()
+            && (self.model.is_some() || self.banqi_model.is_some() || self.trigolden_model.is_some())
+        {
             return Err("give a coordinator or model files, not both".into());
         }
         if self.max_games == 0 || self.max_games_per_client == 0 {
@@ -139,14 +152,20 @@ impl ServeConfig {
                 "leaf.evaluator must be \"net\" (without a model the AI is the rollout AI anyway)".into()
             );
         }
-        match self.trigolden_agent.parse::<AgentSpec>() {
-            Ok(AgentSpec::Mcts(m)) if matches!(m.eval, engine::agent::EvalSpec::Net { .. }) => {
-                Err("trigolden_agent: TriGolden has no network yet".into())
-            }
-            Ok(AgentSpec::TrigoldenUser(_) | AgentSpec::TrigoldenLite(_) | AgentSpec::Mcts(_)) => Ok(()),
-            Ok(_) => Err("trigolden_agent must be trigolden-user:..., trigolden-lite:... or mcts:...".into()),
-            Err(e) => Err(format!("trigolden_agent: {e}")),
-        }?;
+        if self.trigolden_agent != "auto" && self.trigolden_agent != "net" {
+            match self.trigolden_agent.parse::<AgentSpec>() {
+                Ok(AgentSpec::Mcts(m)) if matches!(m.eval, engine::agent::EvalSpec::Net { .. }) => {
+                    Err("trigolden_agent: for the network say \"net\" or \"auto\" and give trigolden_model"
+                        .into())
+                }
+                Ok(AgentSpec::TrigoldenUser(_) | AgentSpec::TrigoldenLite(_) | AgentSpec::Mcts(_)) => Ok(()),
+                Ok(_) => Err(
+                    "trigolden_agent must be auto, net, trigolden-user:..., trigolden-lite:... or mcts:..."
+                        .into(),
+                ),
+                Err(e) => Err(format!("trigolden_agent: {e}")),
+            }?;
+        }
         if self.banqi_agent != "net" && self.banqi_agent != "auto" {
             match self.banqi_agent.parse::<AgentSpec>() {
                 Ok(AgentSpec::BanqiAb(_)) => {}
@@ -206,8 +225,10 @@ pub(crate) struct Held {
     pub last_used: Mutex<Instant>,
     /// An AI turn is being computed: clicks, undo and a second AI request wait.
     pub thinking: std::sync::atomic::AtomicBool,
-    /// The AI's time per move in this game (milliseconds).
-    pub ai_ms: u64,
+    /// The AI's time per move in this game (milliseconds); changed by `…/settings`.
+    pub ai_ms: AtomicU64,
+    /// The running AI search's stop flag: set when the game is deleted or its client leaves.
+    pub stop: Mutex<Option<engine::agent::StopFlag>>,
 }
 
 /// The server's shared state.
@@ -223,6 +244,8 @@ pub struct AppState {
     pub(crate) ai_bq: AiFactory<Banqi>,
     /// The Banqi model (the Battle Number one is `models`).
     pub(crate) models_bq: Arc<ModelSlot>,
+    /// The TriGolden model.
+    pub(crate) models_tg: Arc<ModelSlot>,
     pub(crate) started: Instant,
     /// AI turns computed, and their simulations (for /api/info).
     pub(crate) ai_turns: AtomicU64,
@@ -238,9 +261,24 @@ impl AppState {
     pub fn new(cfg: ServeConfig, models: Arc<ModelSlot>) -> Result<Arc<AppState>, String> {
         cfg.validate()?;
         let slot = models.clone();
-        let ai_bn = net_ai::<BattleNumber>(slot, cfg.leaf);
-        let tg_spec = cfg.trigolden_agent.clone();
+        let ai_bn = net_ai::<BattleNumber>(slot, cfg.leaf, 0.0);
+        // TriGolden: the network alone (a playout costs milliseconds there) with half the
+        // root's priors on the user's AI's candidates, as docs/benchmarks.md measured it.
+        let models_tg = Arc::new(ModelSlot::new());
+        let tg_net = net_ai::<TriGolden>(
+            models_tg.clone(),
+            LeafSettings { lambda: 0.0, ..cfg.leaf },
+            TRIGOLDEN_KNOWLEDGE,
+        );
+        let (tg_auto, tg_spec) = match cfg.trigolden_agent.as_str() {
+            "auto" => (true, "trigolden-user".to_string()),
+            other => (false, other.to_string()),
+        };
+        let tg_slot = models_tg.clone();
         let ai_tg: AiFactory<TriGolden> = Arc::new(move |time| {
+            if tg_spec == "net" || (tg_auto && tg_slot.version() > 0) {
+                return tg_net(time);
+            }
             let spec: AgentSpec = tg_spec.parse().expect("validated");
             let spec = match spec {
                 AgentSpec::TrigoldenUser(mut s) => {
@@ -264,7 +302,7 @@ impl AppState {
         });
         // Banqi: the model's MCTS once there is a model, banqi-ab until then (`auto`).
         let models_bq = Arc::new(ModelSlot::new());
-        let net = net_ai::<Banqi>(models_bq.clone(), cfg.leaf);
+        let net = net_ai::<Banqi>(models_bq.clone(), cfg.leaf, 0.0);
         let ai_bq: AiFactory<Banqi> = match cfg.banqi_agent.as_str() {
             "net" => net,
             spec => {
@@ -295,6 +333,7 @@ impl AppState {
             ai_tg,
             ai_bq,
             models_bq,
+            models_tg,
             started: Instant::now(),
             ai_turns: AtomicU64::new(0),
             ai_sims: AtomicU64::new(0),
@@ -361,6 +400,15 @@ pub async fn run(
             (path.clone(), cfg.model_poll_ms, state.models_bq.clone(), stop.clone());
         tokio::spawn(async move { watch_file::<Banqi>(path, first.1, poll, slot, stop).await });
     }
+    if let Some(path) = &cfg.trigolden_model {
+        let first = load_file::<TriGolden>(path).map_err(ServeError::Config)?;
+        let v = file_version(path, &first.0.sha256, 0);
+        info!(version = v, path = %path.display(), "serving TriGolden model file");
+        state.models_tg.publish(v, first.0);
+        let (path, poll, slot, stop) =
+            (path.clone(), cfg.model_poll_ms, state.models_tg.clone(), stop.clone());
+        tokio::spawn(async move { watch_file::<TriGolden>(path, first.1, poll, slot, stop).await });
+    }
     if let Some(url) = &cfg.coordinator {
         let ccfg = zeroplay_client::ClientConfig {
             coordinator: url.clone(),
@@ -368,12 +416,14 @@ pub async fn run(
             ca_cert: None,
         };
         let client = zeroplay_client::connect(&ccfg).map_err(|e| ServeError::Config(e.to_string()))?;
-        let (models, models_bq, stop) = (models.clone(), state.models_bq.clone(), stop.clone());
+        let (models, models_bq, models_tg, stop) =
+            (models.clone(), state.models_bq.clone(), state.models_tg.clone(), stop.clone());
         tokio::spawn(async move {
             let s = move || stop.load(Ordering::Relaxed);
             let slots = zeroplay_client::ModelSlots::from_slots(vec![
                 (engine::GameKind::BattleNumber, models),
                 (engine::GameKind::Banqi, models_bq),
+                (engine::GameKind::TriGolden, models_tg),
             ]);
             let backoff = zeroplay_client::Backoff { initial_ms: 200, max_ms: 10_000 };
             zeroplay_client::follow_models(client, slots, backoff, &s).await
@@ -402,9 +452,15 @@ pub async fn run(
     Ok(())
 }
 
+/// Weight of `trigolden-user`'s candidate turns in the root priors of TriGolden's network AI
+/// (`knowledge=0.5`: 90.0% against `trigolden-user` at 500 ms, against 83.5% for the network
+/// alone, docs/benchmarks.md).
+const TRIGOLDEN_KNOWLEDGE: f32 = 0.5;
+
 /// The AI of a game with a network: MCTS for the asked time with the slot's model at the
-/// leaves under `leaf` ([`model::net_leaf`]), or the rollout AI while the slot is empty.
-fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, leaf: LeafSettings) -> AiFactory<G> {
+/// leaves under `leaf` ([`model::net_leaf`]) and `knowledge` of the game's own candidate
+/// moves in the root priors, or the rollout AI while the slot is empty.
+fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, leaf: LeafSettings, knowledge: f32) -> AiFactory<G> {
     Arc::new(move |time| {
         let with_net = slot.version() > 0;
         let evaluator = if with_net {
@@ -416,7 +472,11 @@ fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, leaf: LeafSettings) -> AiFa
             sims: None,
             time: Some(time),
             eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
-            config: MctsConfig { batch_size: if with_net { 8 } else { 1 }, ..MctsConfig::default() },
+            config: MctsConfig {
+                batch_size: if with_net { 8 } else { 1 },
+                knowledge: if with_net { knowledge } else { 0.0 },
+                ..MctsConfig::default()
+            },
         };
         Box::new(MctsAgent::new(spec, evaluator, format!("mcts:time={}ms,eval=net", time.as_millis())))
             as Box<dyn Agent<G>>

@@ -48,11 +48,14 @@ pub trait Table: Send {
     ///
     /// # Errors
     /// [`ApiError::Conflict`] for a finished game.
-    fn ai_job(&self, time: Duration) -> Result<AiJob, ApiError>;
+    /// `stop`, once set, ends the search early (its answer is then not applied).
+    fn ai_job(&self, time: Duration, stop: engine::agent::StopFlag) -> Result<AiJob, ApiError>;
     /// Applies an AI turn computed from ply `at` (no-op with `false` if the game moved on).
     fn apply_ai(&mut self, at: usize, actions: &[String]) -> bool;
     /// The seat the AI plays, if any.
     fn ai_seat(&self) -> Option<Seat>;
+    /// Changes the seat the AI plays (`None`: two people, or the AI stopped).
+    fn set_ai_seat(&mut self, seat: Option<Seat>);
     /// Whether `seat` is to move now.
     fn to_move(&self) -> Option<Seat>;
 }
@@ -281,11 +284,12 @@ impl<G: Served> Table for Session<G> {
         self.cursor
     }
 
-    fn ai_job(&self, time: Duration) -> Result<AiJob, ApiError> {
+    fn ai_job(&self, time: Duration, stop: engine::agent::StopFlag) -> Result<AiJob, ApiError> {
         if mover(&self.state).is_none() {
             return Err(ApiError::Conflict("the game is over".into()));
         }
         let mut agent = (self.ai)(time);
+        agent.set_stop(stop.clone());
         let state = self.state.clone();
         // The AI's randomness depends only on the game's seed and the ply: a replayed game
         // asks the same questions and gets the same answers at equal budgets in simulations.
@@ -296,7 +300,8 @@ impl<G: Served> Table for Session<G> {
             let mut clicks = Vec::new();
             let mut last = None;
             let seat = mover(&s);
-            while mover(&s).is_some() && mover(&s) == seat {
+            while mover(&s).is_some() && mover(&s) == seat && !stop.load(std::sync::atomic::Ordering::Relaxed)
+            {
                 let a = agent.choose(&s, &mut rng, &mut |p| {
                     let pr = AiProgress {
                         sims: p.sims,
@@ -336,6 +341,10 @@ impl<G: Served> Table for Session<G> {
 
     fn ai_seat(&self) -> Option<Seat> {
         self.ai_seat
+    }
+
+    fn set_ai_seat(&mut self, seat: Option<Seat>) {
+        self.ai_seat = seat;
     }
 
     fn to_move(&self) -> Option<Seat> {

@@ -502,3 +502,206 @@ fn a_banqi_model_file_plays_banqi() {
     let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber"})));
     assert_eq!(v["model_version"], 0);
 }
+
+/// A request over a raw connection, for what `client::request` cannot say (extra headers, a
+/// client that leaves): returns the response head, lower-cased, and its body bytes.
+fn raw_http(addr: SocketAddr, request: &str) -> (String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut conn = std::net::TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    conn.write_all(request.as_bytes()).unwrap();
+    let mut all = Vec::new();
+    conn.read_to_end(&mut all).unwrap();
+    let split = all.windows(4).position(|w| w == b"\r\n\r\n").expect("a response head") + 4;
+    (String::from_utf8_lossy(&all[..split]).to_lowercase(), all[split..].to_vec())
+}
+
+/// A Banqi game whose AI (MCTS with random playouts: it always uses its whole time) moves
+/// first: an AI request for it thinks for as long as it is given.
+fn banqi_ai_first(s: &Server) -> String {
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "first", "seed": 5})));
+    v["id"].as_str().unwrap().to_string()
+}
+
+fn long_thinking() -> ServeConfig {
+    ServeConfig { max_ai_ms: 10_000, banqi_agent: "net".into(), ..quick() }
+}
+
+#[test]
+fn a_search_stops_when_its_game_is_deleted_or_its_client_leaves() {
+    let s = Server::start(long_thinking());
+    // Deleted while thinking: the 10 s search answers within a second or two, unapplied.
+    let id = banqi_ai_first(&s);
+    let addr = s.addr;
+    let path = format!("/api/games/{id}/ai?ms=10000");
+    let t0 = std::time::Instant::now();
+    let search =
+        std::thread::spawn(move || client::request(addr, "POST", &path, None, "text/plain").unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    let (st, _) = s.call("DELETE", &format!("/api/games/{id}"), None);
+    assert_eq!(st, 204);
+    let r = search.join().unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "the search ran on for {:?}", t0.elapsed());
+    let evs = r.events();
+    let (last, done) = evs.last().unwrap();
+    assert_eq!(last, "done", "{evs:?}");
+    assert_eq!(done["applied"], false);
+
+    // The client leaves (closes its connection) while the AI thinks: the search stops.
+    let id = banqi_ai_first(&s);
+    {
+        use std::io::{Read, Write};
+        let mut conn = std::net::TcpStream::connect(s.addr).unwrap();
+        let req =
+            format!("POST /api/games/{id}/ai?ms=10000 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+        conn.write_all(req.as_bytes()).unwrap();
+        let mut head = [0u8; 64];
+        let n = conn.read(&mut head).unwrap();
+        assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    }
+    let t0 = std::time::Instant::now();
+    loop {
+        let v = s.ok("GET", &format!("/api/games/{id}"), None);
+        if v["thinking"] == false {
+            assert_eq!(v["ply"], 0, "a stopped search's move is not played");
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(5), "the search went on after its client left");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn settings_change_the_ai_seat_and_time_and_stop_a_thinking_ai() {
+    let s = Server::start(long_thinking());
+    let v =
+        s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "none", "ai_ms": 300})));
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_eq!(v["ai_ms"], 300);
+    assert_eq!(v["ai_seat"], Value::Null);
+    let v = s.ok("POST", &format!("/api/games/{id}/settings"), Some(json!({"ai_ms": 50})));
+    assert_eq!(v["ai_ms"], 50);
+    let v = s.ok("POST", &format!("/api/games/{id}/settings"), Some(json!({"ai_seat": "first"})));
+    assert_eq!(v["ai_seat"], "first");
+    // The AI now plays the first seat, with the game's new time.
+    let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai"), None, "text/plain");
+    assert_eq!(st, 200);
+    let done = events(&body).pop().unwrap().1;
+    assert_eq!(done["applied"], true);
+    assert!(done["elapsed_ms"].as_u64().unwrap() < 2000, "{done}");
+    for bad in [json!({"ai_ms": 0}), json!({"ai_ms": 20_000}), json!({"ai_seat": "third"}), json!({"who": 1})]
+    {
+        let (st, e) = s.call("POST", &format!("/api/games/{id}/settings"), Some(bad.clone()));
+        assert_eq!(st, 400, "{bad}: {e}");
+    }
+    let (st, _) = s.call("POST", "/api/games/ffffffff/settings", Some(json!({"ai_ms": 5})));
+    assert_eq!(st, 404);
+
+    // Stopping a thinking AI: its seat becomes a person's and its move is dropped.
+    let id = banqi_ai_first(&s);
+    let addr = s.addr;
+    let path = format!("/api/games/{id}/ai?ms=10000");
+    let t0 = std::time::Instant::now();
+    let search =
+        std::thread::spawn(move || client::request(addr, "POST", &path, None, "text/plain").unwrap());
+    std::thread::sleep(Duration::from_millis(500));
+    let v = s.ok("POST", &format!("/api/games/{id}/settings"), Some(json!({"ai_seat": "none"})));
+    assert_eq!(v["ai_seat"], Value::Null);
+    let done = search.join().unwrap().events().pop().unwrap().1;
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    assert_eq!(done["applied"], false);
+    let v = s.ok("GET", &format!("/api/games/{id}"), None);
+    assert_eq!((v["ply"].as_u64(), v["thinking"].as_bool()), (Some(0), Some(false)));
+    // The person now moves for the first seat.
+    let flip = legal(&v)[0].clone();
+    s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": flip})));
+}
+
+#[test]
+fn the_client_files_carry_etags_and_gzip_and_unknown_pages_get_a_page() {
+    let s = Server::start(quick());
+    let (st, head, js) = s.raw("GET", "/app.js", None, "text/plain");
+    assert_eq!(st, 200);
+    let head = head.to_lowercase();
+    assert!(head.contains("cache-control: no-cache"), "{head}");
+    let etag = head
+        .lines()
+        .find_map(|l| l.strip_prefix("etag: "))
+        .unwrap_or_else(|| panic!("no ETag: {head}"))
+        .trim()
+        .to_string();
+    // Revalidation: the same tag gives 304 and no body; another gives the file.
+    let req = |tag: &str| {
+        format!("GET /app.js HTTP/1.1\r\nHost: x\r\nIf-None-Match: {tag}\r\nConnection: close\r\n\r\n")
+    };
+    let (head304, body) = raw_http(s.addr, &req(&etag));
+    assert!(head304.starts_with("http/1.1 304"), "{head304}");
+    assert!(body.is_empty());
+    let (head200, _) = raw_http(s.addr, &req("\"0000\""));
+    assert!(head200.starts_with("http/1.1 200"), "{head200}");
+    // gzip for clients that accept it, and the bytes inflate to the file.
+    let (gz_head, gz) = raw_http(
+        s.addr,
+        "GET /app.js HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n",
+    );
+    assert!(gz_head.contains("content-encoding: gzip"), "{gz_head}");
+    let body = if gz_head.contains("transfer-encoding: chunked") { dechunk(&gz) } else { gz };
+    assert!(body.len() * 2 < js.len(), "gzip: {} of {} bytes", body.len(), js.len());
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut text).unwrap();
+    assert_eq!(text.as_bytes(), &js[..]);
+    // A wrong address: a page for people, JSON under /api/.
+    let (st, head, page) = s.raw("GET", "/no/such/page", None, "text/plain");
+    assert_eq!(st, 404);
+    assert!(head.to_lowercase().contains("text/html"), "{head}");
+    assert!(String::from_utf8_lossy(&page).contains("href=\"/\""));
+    let (st, v) = s.call("GET", "/api/nothing", None);
+    assert_eq!(st, 404);
+    assert!(v["error"].as_str().unwrap().contains("/api/nothing"), "{v}");
+}
+
+/// The body of a chunked HTTP/1.1 response.
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let line = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..line]).unwrap().trim(), 16).unwrap();
+        b = &b[line + 2..];
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[..n]);
+        b = &b[n + 2..];
+    }
+}
+
+#[test]
+fn a_trigolden_model_file_plays_trigolden_and_info_names_every_game() {
+    use engine::Features;
+    use engine::trigolden::TriGolden;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model::NetConfig::named("tiny").unwrap();
+    let net = model::ValueNet::new(&cfg, TriGolden::FEATURE_LEN, TriGolden::POLICY_LEN, &model::cpu());
+    let meta = model::ModelMeta::for_game::<TriGolden>(cfg, 3.0, model::ModelInfo::default());
+    let path = dir.path().join("tg.safetensors");
+    std::fs::write(&path, model::to_bytes(&net, &meta).unwrap()).unwrap();
+    let s = Server::start(ServeConfig { trigolden_model: Some(path), ..quick() });
+    let info = s.ok("GET", "/api/info", None);
+    assert_eq!(info["games"], json!(["battlenumber", "trigolden", "banqi"]));
+    assert_eq!(info["trigolden_model_version"], 1);
+    assert_eq!(info["model_version"], 0);
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "trigolden", "ai_seat": "first", "seed": 3})));
+    assert_eq!(v["model_version"], 1);
+    let id = v["id"].as_str().unwrap().to_string();
+    let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=150"), None, "text/plain");
+    assert_eq!(st, 200);
+    let done = events(&body).pop().unwrap().1;
+    assert_eq!(done["applied"], true, "{done}");
+    // The agent settings: the network needs "auto" or "net"; a network spec is refused.
+    for (agent, ok) in
+        [("auto", true), ("net", true), ("trigolden-lite", true), ("mcts:eval=net,model=x", false)]
+    {
+        let cfg = ServeConfig { trigolden_agent: agent.into(), ..ServeConfig::default() };
+        assert_eq!(cfg.validate().is_ok(), ok, "{agent}: {:?}", cfg.validate());
+    }
+}

@@ -24,7 +24,7 @@ const fail = (msg) => { throw new Error(msg); };
 try {
   const page = await browser.newPage({ viewport: { width: 1000, height: 1000 } });
   page.on('pageerror', (e) => errors.push(String(e)));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text() + ' ' + (m.location().url || '')); });
   await page.goto(url);
   const idle = () => page.waitForFunction(() => window.zeroplay && window.zeroplay.idle(), null, { timeout: 60000 });
   const view = () => page.evaluate(() => window.zeroplay.view());
@@ -51,9 +51,14 @@ try {
     if (clicks === 6) await page.screenshot({ path: out + '/battlenumber-placement.png' });
   }
   const end = await view();
+  // The AI's last turn is outlined on its squares; the board has its coordinates.
+  if ((await page.$$('#board rect.lastmove')).length < 1) fail('Battle Number: the last move is not marked');
+  const coords = await page.$$eval('#board text.coord', (e) => e.map((x) => x.textContent).join(''));
+  if (coords !== 'abcdefg0123456') fail('Battle Number coordinates: ' + coords);
   const status = await page.textContent('#status');
   if (!/wins|Draw/.test(status)) fail('no result shown: ' + status);
-  if (!(await page.$('#thinking[hidden]'))) fail('the thinking box is still shown');
+  if (await page.$('#thinking.active')) fail('the thinking box still says the AI thinks');
+  if (!/searched|思考/.test(await page.textContent('#think-text'))) fail('the last search line is not kept');
   await page.screenshot({ path: out + '/battlenumber-end.png' });
   console.log(`battlenumber: ${end.ply} clicks, ${clicks} by the page; ${status}`);
 
@@ -80,6 +85,54 @@ try {
   if (taken.ply !== mid || !taken.id) fail('take over did not start a game at ply ' + mid);
   if (JSON.stringify(taken.history) !== JSON.stringify(end.history.slice(0, mid))) fail('take over changed the moves');
 
+  // ---- While the AI thinks: the controls are off and stay in place; "Stop the AI" hands its
+  // seat to a person; a new game started meanwhile is not overtaken by the old search.
+  await page.goto(url);
+  await idle();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.selectOption('#ai-ms', '3000');
+  const undoAt = await page.$eval('#undo', (e) => e.getBoundingClientRect().top);
+  await page.selectOption('#ai-seat', 'first');
+  await page.waitForSelector('#thinking.active');
+  await page.waitForFunction(() => /simulations|模擬/.test(document.getElementById('think-text').textContent));
+  if (!(await page.$eval('#undo', (e) => e.disabled))) fail('undo is live while the AI thinks');
+  if (!(await page.$('body.ai-turn'))) fail('the page does not show that it is the AI\'s turn');
+  if ((await page.$$('#board rect.sq.legal')).length) fail('squares are offered while the AI thinks');
+  const undoNow = await page.$eval('#undo', (e) => e.getBoundingClientRect().top);
+  if (Math.abs(undoNow - undoAt) > 1) fail(`the controls moved ${undoNow - undoAt} px when the AI began to think`);
+  await page.screenshot({ path: out + '/thinking-desktop.png' });
+  await page.click('#stop-ai');
+  await idle();
+  const stopped = await view();
+  if (stopped.ai_seat !== null || stopped.ply !== 0) fail('stop: the AI still plays or moved: ' + JSON.stringify([stopped.ai_seat, stopped.ply]));
+  if ((await page.inputValue('#ai-seat')) !== 'none') fail('stop: the seat selector does not say nobody');
+  if (!(await page.$$('#board rect.sq.legal')).length) fail('stop: the person cannot move');
+  // The AI thinks again; a new game (another game chosen) meanwhile.
+  await page.selectOption('#ai-seat', 'first');
+  await page.waitForSelector('#thinking.active');
+  const oldId = (await view()).id;
+  await page.selectOption('#game', 'banqi');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'banqi');
+  await idle();
+  const fresh = (await view()).id;
+  await page.waitForTimeout(3500); // past the old search's 3 s
+  const after = await view();
+  if (after.game !== 'banqi' || after.id !== fresh) fail('the old search switched the page back: ' + JSON.stringify([after.game, after.id, fresh]));
+  if ((await page.inputValue('#game')) !== 'banqi') fail('the game selector changed');
+  if ((await page.textContent('#error')).trim()) fail('an error after a new game: ' + (await page.textContent('#error')));
+  const oldStatus = await page.evaluate((id) => fetch('/api/games/' + id).then((r) => r.status), oldId);
+  if (oldStatus !== 404) fail('the old game was not deleted: ' + oldStatus);
+  console.log('thinking: controls held in place, stop, and a new game during a search');
+
+  // ---- An address that names nothing: a page with a way back.
+  const nf = await page.goto(url + 'no/such/page');
+  if (nf.status() !== 404 || !(await page.$('a[href="/"]'))) fail('no 404 page');
+  // The two 404s asked for on purpose (the deleted game, the wrong address) are no page errors.
+  for (let i = errors.length - 1; i >= 0; i--) {
+    if (errors[i].includes('/no/such/page') || errors[i].includes('/api/games/' + oldId)) errors.splice(i, 1);
+  }
+  await page.setViewportSize({ width: 1000, height: 1000 });
+
   // ---- TriGolden: the opening, then a full two-piece turn, by piece, target and ghost.
   await page.goto(url);
   await idle();
@@ -94,10 +147,22 @@ try {
     await shape.click();
     let ghost = await page.$('#board polygon.ghost');
     if (!ghost) {
+      // A target reads as clickable: blue, whatever else marks it (the last turn is red).
+      const stroke = await page.$eval('#board polygon.piece.target', (e) => getComputedStyle(e).stroke);
+      if (stroke !== 'rgb(45, 108, 223)') fail('a target piece is drawn ' + stroke);
       await page.click('#board polygon.piece.target');
       ghost = await page.$('#board polygon.ghost');
     }
     if (!ghost) fail('no ghost after choosing a target');
+    // Ghosts can overlap: with more than one, each has a numbered tag above them all and a
+    // numbered button, so every placement can be clicked.
+    const ghosts = (await page.$$('#board polygon.ghost')).length;
+    if (ghosts > 1) {
+      const tags = (await page.$$('#board g.ghost-tag')).length;
+      const buttons = (await page.$$('#palette .ghost-list button')).length;
+      if (tags !== ghosts || buttons !== ghosts) fail(`${ghosts} ghosts, ${tags} tags, ${buttons} buttons`);
+      ghost = await page.$('#board g.ghost-tag:last-of-type');
+    }
     const before = (await view()).ply;
     await ghost.click();
     await page.waitForFunction((n) => window.zeroplay.view().ply === n + 1, before);
@@ -154,6 +219,10 @@ try {
   if (label !== '新局') fail('language switch: ' + label);
   await page.setViewportSize({ width: 390, height: 844 });
   await page.screenshot({ path: out + '/trigolden-zh-phone.png', fullPage: true });
+  await page.selectOption('#game', 'battlenumber');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'battlenumber');
+  await idle();
+  await page.screenshot({ path: out + '/battlenumber-zh-phone.png', fullPage: true });
   await page.click('#lang');
   if (errors.length) fail('page errors: ' + errors.join('; '));
   console.log('e2e ok');

@@ -100,6 +100,8 @@ pub struct Searcher {
     nodes: u64,
     node_limit: u64,
     deadline: Option<Instant>,
+    /// Set by another thread to end the search early ([`Agent::set_stop`]).
+    stop: Option<crate::agent::StopFlag>,
     stopped: bool,
     tablebase: Tablebase,
     /// The network that values leaves instead of [`evaluate`], if any.
@@ -156,6 +158,7 @@ impl Searcher {
             nodes: 0,
             node_limit: u64::MAX,
             deadline: None,
+            stop: None,
             stopped: false,
             tablebase: match &settings.store {
                 Some(s) => Tablebase::with_store(s.0.clone()),
@@ -283,7 +286,9 @@ impl Searcher {
         self.nodes += 1;
         // The clock is read every 1,024 nodes only: it costs more than a node.
         if self.nodes >= self.node_limit
-            || (self.nodes & 1023 == 0 && self.deadline.is_some_and(|d| Instant::now() >= d))
+            || (self.nodes & 1023 == 0
+                && (self.deadline.is_some_and(|d| Instant::now() >= d)
+                    || self.stop.as_ref().is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))))
         {
             self.stopped = true;
         }
@@ -675,6 +680,10 @@ impl Agent<Banqi> for AbAgent {
             })
         });
         result.best
+    }
+
+    fn set_stop(&mut self, stop: crate::agent::StopFlag) {
+        self.searcher.stop = Some(stop);
     }
 }
 

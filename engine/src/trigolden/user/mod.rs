@@ -178,14 +178,20 @@ impl Node {
     }
 }
 
-/// The UCT search [`runMcts`] from `root` (whose plans are `root_plans`) for `time` from
-/// `start` or `s.sims` simulations, whichever ends first: the chosen plan.
+/// When a search ends: `time` after `start`, or sooner if another thread sets `stop`.
+struct Clock<'a> {
+    time: Option<Duration>,
+    start: Instant,
+    stop: Option<&'a std::sync::atomic::AtomicBool>,
+}
+
+/// The UCT search [`runMcts`] from `root` (whose plans are `root_plans`) until `clock` runs
+/// out or `s.sims` simulations, whichever ends first: the chosen plan.
 fn run_mcts(
     root_state: &TriGolden,
     root_plans: Vec<Plan>,
     s: &UserSettings,
-    time: Option<Duration>,
-    start: Instant,
+    clock: Clock<'_>,
     rng: &mut Rng,
     progress: &mut dyn FnMut(&Progress<Action>),
 ) -> Plan {
@@ -193,7 +199,11 @@ fn run_mcts(
     let mut tree = vec![Node::new(root_state.clone(), None, None, 0)];
     tree[0].untried = Some(root_plans);
     let max_sims = s.sims.unwrap_or(u64::MAX);
-    let out_of_time = |start: Instant| time.is_some_and(|t| start.elapsed() >= t);
+    let Clock { time, start, stop } = clock;
+    let out_of_time = |start: Instant| {
+        time.is_some_and(|t| start.elapsed() >= t)
+            || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed))
+    };
     let (mut count, mut max_depth) = (0u64, 0u32);
     // At least one simulation, so there is a plan to return.
     while count < max_sims && (count == 0 || !out_of_time(start)) {
@@ -298,12 +308,13 @@ pub struct UserAgent {
     /// The second click of the plan chosen at the first.
     planned: Option<Action>,
     fallbacks: u64,
+    stop: Option<crate::agent::StopFlag>,
 }
 
 impl UserAgent {
     /// An agent with these settings, named `name` (its spec string).
     pub fn new(settings: UserSettings, name: String) -> UserAgent {
-        UserAgent { settings, name, planned: None, fallbacks: 0 }
+        UserAgent { settings, name, planned: None, fallbacks: 0, stop: None }
     }
 
     /// The time budget of a turn: `time`, or the file's 3 s when neither `time` nor `sims` is
@@ -424,7 +435,8 @@ impl Agent<TriGolden> for UserAgent {
                 if plans.len() == 1 {
                     plans.pop().expect("one plan")
                 } else {
-                    run_mcts(state, plans, &self.settings, self.time(), start, rng, progress)
+                    let clock = Clock { time: self.time(), start, stop: self.stop.as_deref() };
+                    run_mcts(state, plans, &self.settings, clock, rng, progress)
                 }
             }
         };
@@ -439,5 +451,9 @@ impl Agent<TriGolden> for UserAgent {
         };
         self.planned = order.get(1).map(|&p| Action::Place(p));
         Action::Place(order[0])
+    }
+
+    fn set_stop(&mut self, stop: crate::agent::StopFlag) {
+        self.stop = Some(stop);
     }
 }
