@@ -27,7 +27,6 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use rand::RngExt;
@@ -65,8 +64,7 @@ pub trait Agent<G: Game>: Send {
     fn set_stop(&mut self, _stop: StopFlag) {}
 }
 
-/// Set (to `true`) by another thread to end a search early; see [`Agent::set_stop`].
-pub type StopFlag = Arc<AtomicBool>;
+pub use crate::mcts::StopFlag;
 
 /// Chooses uniformly among the legal actions.
 #[derive(Copy, Clone, Debug, Default)]

@@ -49,6 +49,10 @@ impl Default for MctsConfig {
     }
 }
 
+/// Set (to `true`) by another thread to end a search early ([`Mcts::set_stop`],
+/// [`crate::agent::Agent::set_stop`]).
+pub type StopFlag = std::sync::Arc<std::sync::atomic::AtomicBool>;
+
 /// How much to search: stops at whichever limit comes first. At least one simulation runs.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Budget {
@@ -148,7 +152,7 @@ pub struct Mcts<G: Game> {
     /// Whether the current root has had its knowledge priors considered.
     root_knowledge: bool,
     /// Ends a search early when set by another thread ([`Mcts::set_stop`]).
-    stop: Option<crate::agent::StopFlag>,
+    stop: Option<StopFlag>,
 }
 
 impl<G: Game> Mcts<G> {
@@ -167,7 +171,7 @@ impl<G: Game> Mcts<G> {
 
     /// A flag that, once set by another thread, ends the running search after the current
     /// batch of simulations (as if its budget were spent). `None` removes it.
-    pub fn set_stop(&mut self, stop: Option<crate::agent::StopFlag>) {
+    pub fn set_stop(&mut self, stop: Option<StopFlag>) {
         self.stop = stop;
     }
 
