@@ -360,9 +360,7 @@ async fn remove(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> R
     match gone {
         Some(h) => {
             // A search for a deleted game answers nobody: stop it now.
-            if let Some(stop) = h.stop.lock().expect("not poisoned").as_ref() {
-                stop.store(true, Ordering::Relaxed);
-            }
+            h.stop_search();
             Ok(StatusCode::NO_CONTENT)
         }
         None => Err(ApiError::NotFound(format!("no game {id}"))),
@@ -406,9 +404,7 @@ async fn settings(
         h.ai_ms.store(ms, Ordering::Relaxed);
     }
     if let Some(seat) = seat {
-        if let Some(stop) = h.stop.lock().expect("not poisoned").as_ref() {
-            stop.store(true, Ordering::Relaxed);
-        }
+        h.stop_search();
         h.table.lock().expect("not poisoned").set_ai_seat(seat);
     }
     Ok(Json(view(game_id(&id)?, &h)))

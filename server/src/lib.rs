@@ -231,6 +231,15 @@ pub(crate) struct Held {
     pub stop: Mutex<Option<engine::agent::StopFlag>>,
 }
 
+impl Held {
+    /// Stops the AI search running for this game, if any (its move will not be applied).
+    pub(crate) fn stop_search(&self) {
+        if let Some(stop) = self.stop.lock().expect("not poisoned").as_ref() {
+            stop.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// The server's shared state.
 pub struct AppState {
     pub(crate) cfg: ServeConfig,
@@ -382,32 +391,16 @@ pub async fn run(
     let models = Arc::new(ModelSlot::new());
     let state = AppState::new(cfg.clone(), models.clone()).map_err(ServeError::Config)?;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Each game's model file: a bad file is refused at start; later bad versions are refused
+    // and the old model kept.
     if let Some(path) = &cfg.model {
-        // Refuse a bad file at start; later bad versions are refused and the old model kept.
-        let first = load_file::<BattleNumber>(path).map_err(ServeError::Config)?;
-        let v = file_version(path, &first.0.sha256, 0);
-        info!(version = v, path = %path.display(), "serving model file");
-        models.publish(v, first.0);
-        let (path, poll, models, stop) = (path.clone(), cfg.model_poll_ms, models.clone(), stop.clone());
-        tokio::spawn(async move { watch_file::<BattleNumber>(path, first.1, poll, models, stop).await });
+        serve_file::<BattleNumber>(path, &models, cfg.model_poll_ms, &stop)?;
     }
     if let Some(path) = &cfg.banqi_model {
-        let first = load_file::<Banqi>(path).map_err(ServeError::Config)?;
-        let v = file_version(path, &first.0.sha256, 0);
-        info!(version = v, path = %path.display(), "serving Banqi model file");
-        state.models_bq.publish(v, first.0);
-        let (path, poll, slot, stop) =
-            (path.clone(), cfg.model_poll_ms, state.models_bq.clone(), stop.clone());
-        tokio::spawn(async move { watch_file::<Banqi>(path, first.1, poll, slot, stop).await });
+        serve_file::<Banqi>(path, &state.models_bq, cfg.model_poll_ms, &stop)?;
     }
     if let Some(path) = &cfg.trigolden_model {
-        let first = load_file::<TriGolden>(path).map_err(ServeError::Config)?;
-        let v = file_version(path, &first.0.sha256, 0);
-        info!(version = v, path = %path.display(), "serving TriGolden model file");
-        state.models_tg.publish(v, first.0);
-        let (path, poll, slot, stop) =
-            (path.clone(), cfg.model_poll_ms, state.models_tg.clone(), stop.clone());
-        tokio::spawn(async move { watch_file::<TriGolden>(path, first.1, poll, slot, stop).await });
+        serve_file::<TriGolden>(path, &state.models_tg, cfg.model_poll_ms, &stop)?;
     }
     if let Some(url) = &cfg.coordinator {
         let ccfg = zeroplay_client::ClientConfig {
@@ -484,6 +477,22 @@ fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, leaf: LeafSettings, knowled
 }
 
 type Stamp = Option<std::time::SystemTime>;
+
+/// Loads `path` into `slot` (refusing a bad file) and watches it for new versions.
+fn serve_file<G: engine::Features>(
+    path: &std::path::Path,
+    slot: &Arc<ModelSlot>,
+    poll_ms: u64,
+    stop: &Arc<std::sync::atomic::AtomicBool>,
+) -> Result<(), ServeError> {
+    let (model, stamp) = load_file::<G>(path).map_err(ServeError::Config)?;
+    let v = file_version(path, &model.sha256, 0);
+    info!(version = v, path = %path.display(), game = engine::GameKind::of::<G>().name(), "serving model file");
+    slot.publish(v, model);
+    let (path, slot, stop) = (path.to_path_buf(), slot.clone(), stop.clone());
+    tokio::spawn(async move { watch_file::<G>(path, stamp, poll_ms, slot, stop).await });
+    Ok(())
+}
 
 fn load_file<G: engine::Features>(path: &std::path::Path) -> Result<(model::Model, Stamp), String> {
     let stamp = std::fs::metadata(path).and_then(|m| m.modified()).ok();

@@ -326,11 +326,14 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
 }
 
 fn model_bytes() -> Vec<u8> {
-    use engine::Features;
-    use engine::battlenumber::BattleNumber;
+    tiny_model::<engine::battlenumber::BattleNumber>(10.0)
+}
+
+/// A fresh `tiny` model file of game `G` with this score scale.
+fn tiny_model<G: engine::Features>(score_scale: f32) -> Vec<u8> {
     let cfg = model::NetConfig::named("tiny").unwrap();
-    let net = model::ValueNet::new(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &model::cpu());
-    let meta = model::ModelMeta::for_game::<BattleNumber>(cfg, 10.0, model::ModelInfo::default());
+    let net = model::ValueNet::new(&cfg, G::FEATURE_LEN, G::POLICY_LEN, &model::cpu());
+    let meta = model::ModelMeta::for_game::<G>(cfg, score_scale, model::ModelInfo::default());
     model::to_bytes(&net, &meta).unwrap()
 }
 
@@ -466,14 +469,9 @@ fn a_banqi_game_with_flips_resolved_by_the_hidden_deal_undo_and_replay() {
 
 #[test]
 fn a_banqi_model_file_plays_banqi() {
-    use engine::Features;
-    use engine::banqi::Banqi;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = model::NetConfig::named("tiny").unwrap();
-    let net = model::ValueNet::new(&cfg, Banqi::FEATURE_LEN, Banqi::POLICY_LEN, &model::cpu());
-    let meta = model::ModelMeta::for_game::<Banqi>(cfg, 10.0, model::ModelInfo::default());
     let path = dir.path().join("banqi.safetensors");
-    std::fs::write(&path, model::to_bytes(&net, &meta).unwrap()).unwrap();
+    std::fs::write(&path, tiny_model::<engine::banqi::Banqi>(10.0)).unwrap();
     // A Battle Number model is no Banqi model: refused at start, naming the file.
     let bn = dir.path().join("bn.safetensors");
     std::fs::write(&bn, model_bytes()).unwrap();
@@ -677,14 +675,9 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
 
 #[test]
 fn a_trigolden_model_file_plays_trigolden_and_info_names_every_game() {
-    use engine::Features;
-    use engine::trigolden::TriGolden;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = model::NetConfig::named("tiny").unwrap();
-    let net = model::ValueNet::new(&cfg, TriGolden::FEATURE_LEN, TriGolden::POLICY_LEN, &model::cpu());
-    let meta = model::ModelMeta::for_game::<TriGolden>(cfg, 3.0, model::ModelInfo::default());
     let path = dir.path().join("tg.safetensors");
-    std::fs::write(&path, model::to_bytes(&net, &meta).unwrap()).unwrap();
+    std::fs::write(&path, tiny_model::<engine::trigolden::TriGolden>(3.0)).unwrap();
     let s = Server::start(ServeConfig { trigolden_model: Some(path), ..quick() });
     let info = s.ok("GET", "/api/info", None);
     assert_eq!(info["games"], json!(["battlenumber", "trigolden", "banqi"]));
