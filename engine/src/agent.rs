@@ -62,6 +62,12 @@ pub trait Agent<G: Game>: Send {
     /// server whose client left): the search then answers at once with what it has. Agents
     /// that do not search ignore it.
     fn set_stop(&mut self, _stop: StopFlag) {}
+
+    /// The root children of the agent's last search, with their visits (a hint or analysis
+    /// view shows the top ones). Empty for agents that keep no such tree.
+    fn root_children(&self) -> Vec<crate::mcts::ChildStats<G::Action>> {
+        Vec::new()
+    }
 }
 
 pub use crate::mcts::StopFlag;
@@ -672,6 +678,10 @@ impl<G: Game> Agent<G> for MctsAgent<G> {
 
     fn set_stop(&mut self, stop: StopFlag) {
         self.stop = Some(stop);
+    }
+
+    fn root_children(&self) -> Vec<crate::mcts::ChildStats<G::Action>> {
+        self.tree.as_ref().map(Mcts::root_children).unwrap_or_default()
     }
 }
 

@@ -11,6 +11,8 @@
 //! | `POST /api/games/{id}/settings` | `{ai_seat, ai_ms}` (either): who the AI plays and its time, from now on; a search running for the game is stopped and its move dropped |
 //! | `POST /api/games/{id}/undo`, `/redo` | back to the previous turn start of a human seat; forward again |
 //! | `POST /api/games/{id}/ai?ms=N` | the AI plays the current turn; server-sent events: `progress` (sims, nodes, depth, elapsed, best, value), then `done` (its clicks and the new state) |
+//! | `POST /api/games/{id}/hint?ms=N` | a search of the position in front of the players, nothing played: `{agent, best, value, sims, elapsed_ms, top: [{action, visits, share, value}]}` (the three most visited clicks) |
+//! | `GET /api/games/{id}/arbitration` | TriGolden at a turn start: `{seat, obligation_met, legal_turns}` (rule 5) |
 //! | `GET /api/games/{id}/board.svg` | the board as an SVG download |
 //! | `GET /api/replay/{token}?at=K` | a replay token's game: options, seed, clicks, and the state after K clicks |
 //! | `GET /metrics`, `/healthz`, `/readyz` | Prometheus metrics (`zeroplay_serve_*`), liveness, readiness |
@@ -34,7 +36,6 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use engine::banqi::Banqi;
 use engine::battlenumber::BattleNumber;
-use engine::game::Seat;
 use engine::trigolden::TriGolden;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -74,6 +75,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/games/{id}/redo", post(redo))
         .route("/api/games/{id}/ai", post(ai))
         .route("/api/games/{id}/board.svg", get(svg))
+        .route("/api/games/{id}/hint", post(hint))
+        .route("/api/games/{id}/arbitration", get(arbitration))
         .route("/api/replay/{token}", get(replay_info))
         .merge(telemetry)
         .fallback(not_found)
@@ -197,7 +200,7 @@ struct NewGame {
     game: Option<GameKind>,
     #[serde(default)]
     options: Value,
-    /// "first", "second" or "none" (default "second": you move first).
+    /// "first", "second", "both" or "none" (default "second": you move first).
     ai_seat: Option<String>,
     ai_ms: Option<u64>,
     seed: Option<u64>,
@@ -255,7 +258,7 @@ impl Hosted for TriGolden {
 fn new_table<G: Hosted>(
     state: &AppState,
     req: &NewGame,
-    ai_seat: Option<Seat>,
+    ai_seats: crate::table::Seats,
 ) -> Result<Box<dyn Table>, ApiError> {
     let (defaults, ai) = (&G::defaults(state), G::ai(state));
     let (options, seed, actions) = match &req.replay {
@@ -282,7 +285,7 @@ fn new_table<G: Hosted>(
         Some(slot) => Arc::new(move || slot.version()),
         None => Arc::new(|| 0),
     };
-    Ok(Box::new(Session::<G>::new(options, seed, &actions, ai_seat, ai, version)?))
+    Ok(Box::new(Session::<G>::new(options, seed, &actions, ai_seats, ai, version)?))
 }
 
 async fn create(
@@ -306,13 +309,13 @@ async fn create(
     if req.at.is_some() && req.replay.is_none() {
         return Err(ApiError::BadRequest("at= goes with replay=".into()));
     }
-    let ai_seat = parse_seat(req.ai_seat.as_deref().unwrap_or("second"))?;
+    let ai_seats = parse_seats(req.ai_seat.as_deref().unwrap_or("second"))?;
     let ai_ms = check_ms(&state, req.ai_ms.unwrap_or(state.cfg.default_ai_ms))?;
     // Building the table replays the clicks: off the runtime's threads.
     let table = {
         let state = state.clone();
         tokio::task::spawn_blocking(move || {
-            engine::with_game!(kind, |G| new_table::<G>(&state, &req, ai_seat))
+            engine::with_game!(kind, |G| new_table::<G>(&state, &req, ai_seats))
         })
         .await
         .map_err(|e| ApiError::BadRequest(format!("could not build the game: {e}")))??
@@ -367,12 +370,13 @@ async fn remove(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> R
     }
 }
 
-fn parse_seat(s: &str) -> Result<Option<Seat>, ApiError> {
+fn parse_seats(s: &str) -> Result<crate::table::Seats, ApiError> {
     match s {
-        "second" => Ok(Some(Seat::Second)),
-        "first" => Ok(Some(Seat::First)),
-        "none" => Ok(None),
-        other => Err(ApiError::BadRequest(format!("ai_seat {other:?}: first, second or none"))),
+        "second" => Ok([false, true]),
+        "first" => Ok([true, false]),
+        "both" => Ok([true, true]),
+        "none" => Ok([false, false]),
+        other => Err(ApiError::BadRequest(format!("ai_seat {other:?}: first, second, both or none"))),
     }
 }
 
@@ -398,14 +402,14 @@ async fn settings(
     Body(req): Body<Settings>,
 ) -> Result<Json<Value>, ApiError> {
     let h = held(&state, &id)?;
-    let seat = req.ai_seat.as_deref().map(parse_seat).transpose()?;
+    let seat = req.ai_seat.as_deref().map(parse_seats).transpose()?;
     let ms = req.ai_ms.map(|ms| check_ms(&state, ms)).transpose()?;
     if let Some(ms) = ms {
         h.ai_ms.store(ms, Ordering::Relaxed);
     }
     if let Some(seat) = seat {
         h.stop_search();
-        h.table.lock().expect("not poisoned").set_ai_seat(seat);
+        h.table.lock().expect("not poisoned").set_ai_seats(seat);
     }
     Ok(Json(view(game_id(&id)?, &h)))
 }
@@ -435,7 +439,7 @@ async fn click(
     }
     {
         let mut t = h.table.lock().expect("not poisoned");
-        if t.ai_seat().is_some() && t.to_move() == t.ai_seat() {
+        if t.to_move().is_some_and(|s| t.ai_seats()[s.index()]) {
             return Err(ApiError::Conflict("it is the AI's turn: ask it to move (POST .../ai)".into()));
         }
         t.click(&c.action)?;
@@ -553,6 +557,52 @@ async fn ai(
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
 }
 
+/// A hint: the AI searches the position for `ms` and says what it thinks, without playing.
+/// It holds the game's search slot like an AI turn (one search per game; DELETE stops it).
+async fn hint(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    query: Result<Query<AiQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
+    let h = held(&state, &id)?;
+    let ms = check_ms(&state, q.ms.unwrap_or(h.ai_ms.load(Ordering::Relaxed)))?;
+    if h.thinking.swap(true, Ordering::SeqCst) {
+        return Err(ApiError::Conflict("the AI is already thinking about this game".into()));
+    }
+    let guard = Thinking(h.clone());
+    let stop = engine::agent::StopFlag::default();
+    let (job, at) = {
+        let t = h.table.lock().expect("not poisoned");
+        (t.hint_job(Duration::from_millis(ms), stop.clone())?, t.ply())
+    };
+    *h.stop.lock().expect("not poisoned") = Some(stop);
+    let mut v = tokio::task::spawn_blocking(move || {
+        let v = job();
+        *guard.0.stop.lock().expect("not poisoned") = None;
+        v
+    })
+    .await
+    .map_err(|e| ApiError::BadRequest(format!("hint: {e}")))?;
+    v["ply"] = json!(at);
+    Ok(Json(v))
+}
+
+async fn arbitration(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let h = held(&state, &id)?;
+    let t = h.table.lock().expect("not poisoned");
+    match t.arbitration() {
+        Some(v) => Ok(Json(v)),
+        None if t.kind() == GameKind::TriGolden => Err(ApiError::Conflict(
+            "arbitration is asked at the start of a turn, after the opening and before the game ends".into(),
+        )),
+        None => Err(ApiError::BadRequest(format!("{} has no arbitration", t.kind().name()))),
+    }
+}
+
 async fn svg(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let h = held(&state, &id)?;
     let (doc, stem) = h.table.lock().expect("not poisoned").svg();
@@ -596,11 +646,23 @@ fn replay_of<G: Served>(token: &str, defaults: &G::Options, at: Option<usize>) -
     if at > r.actions.len() {
         return Err(ApiError::BadRequest(format!("at={at}: the replay has {} clicks", r.actions.len())));
     }
+    // The plies a person can stop at: a player to move or the end, never between a flip and
+    // the reveal it causes (a chance node).
     let mut s = <G as engine::game::Game>::new_game(&r.options);
-    for a in &r.actions[..at] {
+    let mut stops = vec![0];
+    let mut at_state = (at == 0).then(|| s.clone());
+    for (i, a) in r.actions.iter().enumerate() {
         engine::game::Game::play_unchecked(&mut s, *a);
+        if i + 1 == at {
+            at_state = Some(s.clone());
+        }
+        if engine::game::Game::to_move(&s) != engine::game::Actor::Chance {
+            stops.push(i + 1);
+        }
     }
+    let s = at_state.expect("at is checked against the clicks");
     Ok(json!({
+        "stops": stops,
         "game": GameKind::of::<G>(),
         "options": G::options_json(&r.options),
         "seed": r.seed.to_string(),

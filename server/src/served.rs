@@ -57,6 +57,12 @@ pub trait Served: Game + Send + 'static {
 
     /// The file name of the SVG download (without the time stamp and extension).
     fn svg_name() -> &'static str;
+
+    /// The arbitration of this position for games whose rules have one (TriGolden's rule 5),
+    /// at a turn start: `{seat, obligation_met, legal_turns}`.
+    fn arbitration_json(&self) -> Option<Value> {
+        None
+    }
 }
 
 /// A seat as the web client names it.
@@ -237,6 +243,16 @@ impl Served for TriGolden {
 
     fn svg_name() -> &'static str {
         "BraceTheTriGolden"
+    }
+
+    fn arbitration_json(&self) -> Option<Value> {
+        self.arbitration().map(|a| {
+            json!({
+                "seat": seat_name(a.seat),
+                "obligation_met": a.obligation_met,
+                "legal_turns": a.legal_turns,
+            })
+        })
     }
 }
 

@@ -52,13 +52,27 @@ pub trait Table: Send {
     fn ai_job(&self, time: Duration, stop: engine::agent::StopFlag) -> Result<AiJob, ApiError>;
     /// Applies an AI turn computed from ply `at` (no-op with `false` if the game moved on).
     fn apply_ai(&mut self, at: usize, actions: &[String]) -> bool;
-    /// The seat the AI plays, if any.
-    fn ai_seat(&self) -> Option<Seat>;
-    /// Changes the seat the AI plays (`None`: two people, or the AI stopped).
-    fn set_ai_seat(&mut self, seat: Option<Seat>);
+    /// The seats the AI plays (by [`Seat::index`]).
+    fn ai_seats(&self) -> Seats;
+    /// Changes the seats the AI plays (none: two people, or the AI stopped; both: AI vs AI).
+    fn set_ai_seats(&mut self, seats: Seats);
     /// Whether `seat` is to move now.
     fn to_move(&self) -> Option<Seat>;
+    /// A search of the position in front of the players, for a hint: the AI's value and its
+    /// most visited clicks. Nothing is played.
+    ///
+    /// # Errors
+    /// [`ApiError::Conflict`] for a finished game.
+    fn hint_job(&self, time: Duration, stop: engine::agent::StopFlag) -> Result<HintJob, ApiError>;
+    /// The arbitration of the position (games that have one, at a turn start).
+    fn arbitration(&self) -> Option<Value>;
 }
+
+/// The seats an AI plays, indexed by [`Seat::index`].
+pub type Seats = [bool; 2];
+
+/// A hint search to run off the async runtime; it returns the hint as JSON.
+pub type HintJob = Box<dyn FnOnce() -> Value + Send>;
 
 /// A progress report from a thinking AI.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -89,7 +103,7 @@ pub struct Session<G: Served> {
     history: Vec<G::Action>,
     cursor: usize,
     state: G,
-    ai_seat: Option<Seat>,
+    ai_seats: Seats,
     ai: AiFactory<G>,
     model_version: Arc<dyn Fn() -> u64 + Send + Sync>,
     /// The hidden deal (Banqi's face-down pieces): drawn by the server and never sent, so the
@@ -107,7 +121,7 @@ impl<G: Served> Session<G> {
         options: G::Options,
         seed: u64,
         actions: &[G::Action],
-        ai_seat: Option<Seat>,
+        ai_seats: Seats,
         ai: AiFactory<G>,
         model_version: Arc<dyn Fn() -> u64 + Send + Sync>,
     ) -> Result<Self, ApiError> {
@@ -121,7 +135,7 @@ impl<G: Served> Session<G> {
             history: actions.to_vec(),
             cursor: actions.len(),
             state,
-            ai_seat,
+            ai_seats,
             ai,
             model_version,
             deal: rand::random(),
@@ -234,7 +248,29 @@ impl<G: Served> Table for Session<G> {
         };
         obj.insert("last_turn".into(), json!([from, self.cursor]));
         obj.insert("can_redo".into(), json!(self.cursor < self.history.len()));
-        obj.insert("ai_seat".into(), json!(self.ai_seat.map(seat_name)));
+        obj.insert("ai_seat".into(), json!(seats_name(self.ai_seats)));
+        obj.insert(
+            "ai_seats".into(),
+            json!(
+                Seat::BOTH
+                    .iter()
+                    .filter(|s| self.ai_seats[s.index()])
+                    .map(|&s| seat_name(s))
+                    .collect::<Vec<_>>()
+            ),
+        );
+        // The history by turns, each with its seat, for a readable move list (a chance click,
+        // Banqi's reveal, stays in the turn of the flip that caused it).
+        let mut turns: Vec<Value> = Vec::new();
+        for (i, (p, seat)) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).map_or(self.cursor, |(q, _)| *q);
+            if *p >= end {
+                continue;
+            }
+            let clicks: Vec<String> = self.history[*p..end].iter().map(|a| a.to_string()).collect();
+            turns.push(json!({ "seat": seat.map(seat_name), "clicks": clicks }));
+        }
+        obj.insert("turns".into(), json!(turns));
         obj.insert("replay".into(), json!(self.token()));
         obj.insert("model_version".into(), json!((self.model_version)()));
         v
@@ -270,7 +306,7 @@ impl<G: Served> Table for Session<G> {
         let starts = self.turn_starts(self.history.len());
         let to = starts
             .iter()
-            .find(|(p, s)| *p > self.cursor && (self.ai_seat.is_none() || *s != self.ai_seat))
+            .find(|(p, s)| *p > self.cursor && self.human_or_all(*s))
             .map_or(self.history.len(), |(p, _)| *p);
         self.rebuild(to);
         Ok(())
@@ -339,16 +375,76 @@ impl<G: Served> Table for Session<G> {
         true
     }
 
-    fn ai_seat(&self) -> Option<Seat> {
-        self.ai_seat
+    fn ai_seats(&self) -> Seats {
+        self.ai_seats
     }
 
-    fn set_ai_seat(&mut self, seat: Option<Seat>) {
-        self.ai_seat = seat;
+    fn set_ai_seats(&mut self, seats: Seats) {
+        self.ai_seats = seats;
     }
 
     fn to_move(&self) -> Option<Seat> {
         mover(&self.state)
+    }
+
+    fn hint_job(&self, time: Duration, stop: engine::agent::StopFlag) -> Result<HintJob, ApiError> {
+        if mover(&self.state).is_none() {
+            return Err(ApiError::Conflict("the game is over".into()));
+        }
+        let mut agent = (self.ai)(time);
+        agent.set_stop(stop);
+        let state = self.state.clone();
+        let seed = self.seed ^ (self.cursor as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+        Ok(Box::new(move || {
+            let mut rng = engine::rng_from_seed(seed);
+            let started = std::time::Instant::now();
+            let mut last = None;
+            let best = agent.choose(&state, &mut rng, &mut |p| last = Some((p.sims, p.value)));
+            let mut children = agent.root_children();
+            let total: u64 = children.iter().map(|c| u64::from(c.visits)).sum();
+            children.sort_by(|a, b| b.visits.cmp(&a.visits));
+            let mut top: Vec<Value> = children
+                .iter()
+                .filter(|c| c.visits > 0)
+                .take(3)
+                .map(|c| {
+                    json!({
+                        "action": c.action.to_string(),
+                        "visits": c.visits,
+                        "share": c.visits as f64 / total.max(1) as f64,
+                        "value": c.q,
+                    })
+                })
+                .collect();
+            if top.is_empty() {
+                // A forced click, or an agent without a tree (alpha-beta, the designer's AI):
+                // its choice, with no visit share.
+                top.push(json!({ "action": best.to_string(), "visits": null, "share": null, "value": null }));
+            }
+            json!({
+                "agent": agent.name(),
+                "best": best.to_string(),
+                // From the mover's view, in [-1, 1]; null for an agent that reports none.
+                "value": last.map(|(_, v)| v),
+                "sims": last.map_or(0, |(n, _)| n),
+                "elapsed_ms": started.elapsed().as_millis() as u64,
+                "top": top,
+            })
+        }))
+    }
+
+    fn arbitration(&self) -> Option<Value> {
+        self.state.arbitration_json()
+    }
+}
+
+/// "first", "second", "both" or `null`.
+pub fn seats_name(seats: Seats) -> Option<&'static str> {
+    match seats {
+        [true, true] => Some("both"),
+        [true, false] => Some("first"),
+        [false, true] => Some("second"),
+        [false, false] => None,
     }
 }
 
@@ -357,10 +453,12 @@ impl<G: Served> Session<G> {
     /// seat (with an AI seat, its turns are taken back too).
     /// `starts` is [`Session::turn_starts`] up to the cursor.
     fn undo_target(&self, starts: &[(usize, Option<Seat>)]) -> Option<usize> {
-        starts
-            .iter()
-            .rev()
-            .find(|(p, s)| *p < self.cursor && (self.ai_seat.is_none() || *s != self.ai_seat))
-            .map(|(p, _)| *p)
+        starts.iter().rev().find(|(p, s)| *p < self.cursor && self.human_or_all(*s)).map(|(p, _)| *p)
+    }
+
+    /// Whether undo and redo stop at a turn start of `seat`: a person's seat, or any seat
+    /// when the AI plays both (undo then steps back one turn at a time).
+    fn human_or_all(&self, seat: Option<Seat>) -> bool {
+        self.ai_seats == [true, true] || seat.is_none_or(|s| !self.ai_seats[s.index()])
     }
 }

@@ -698,3 +698,107 @@ fn a_trigolden_model_file_plays_trigolden_and_info_names_every_game() {
         assert_eq!(cfg.validate().is_ok(), ok, "{agent}: {:?}", cfg.validate());
     }
 }
+
+#[test]
+fn the_ai_plays_both_seats_and_undo_steps_back_one_turn() {
+    let s = Server::start(quick());
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "both", "ai_ms": 30})));
+    let id = v["id"].as_str().unwrap().to_string();
+    assert_eq!((v["ai_seat"].as_str(), v["ai_seats"].clone()), (Some("both"), json!(["first", "second"])));
+    // A person may not click for either seat.
+    let (st, _) = s.call("POST", &format!("/api/games/{id}/click"), Some(json!({"action": legal(&v)[0]})));
+    assert_eq!(st, 409);
+    for _ in 0..3 {
+        let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai"), None, "text/plain");
+        assert_eq!(st, 200);
+        assert_eq!(events(&body).pop().unwrap().1["applied"], true);
+    }
+    let v = s.ok("GET", &format!("/api/games/{id}"), None);
+    // Three turns, each with its seat and clicks, in the order played.
+    let turns = v["turns"].as_array().unwrap();
+    assert_eq!(turns.len(), 3, "{}", v["turns"]);
+    assert_eq!(
+        turns.iter().map(|t| t["seat"].clone()).collect::<Vec<_>>(),
+        [json!("first"), json!("second"), json!("first")]
+    );
+    let flat: Vec<Value> = turns.iter().flat_map(|t| t["clicks"].as_array().unwrap().clone()).collect();
+    assert_eq!(Value::from(flat), v["history"]);
+    // With no person seated, undo takes back one turn, whoever played it.
+    let before = turns[2]["clicks"].as_array().unwrap().len() as u64;
+    let ply = v["ply"].as_u64().unwrap();
+    let u = s.ok("POST", &format!("/api/games/{id}/undo"), None);
+    assert_eq!(u["ply"].as_u64().unwrap(), ply - before);
+}
+
+#[test]
+fn a_hint_names_the_top_clicks_with_visit_shares_and_plays_nothing() {
+    let s = Server::start(quick());
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "second", "seed": 3})));
+    let id = v["id"].as_str().unwrap().to_string();
+    // The opening square is forced: the hint names it, with no visit share.
+    let h = s.ok("POST", &format!("/api/games/{id}/hint?ms=200"), None);
+    assert_eq!(
+        (h["top"][0]["action"].clone(), h["top"][0]["share"].clone()),
+        (h["best"].clone(), Value::Null)
+    );
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": h["best"]})));
+    let h = s.ok("POST", &format!("/api/games/{id}/hint?ms=200"), None);
+    let top = h["top"].as_array().unwrap();
+    assert!(!top.is_empty() && top.len() <= 3, "{h}");
+    let shares: Vec<f64> = top.iter().map(|t| t["share"].as_f64().unwrap()).collect();
+    assert!(shares.windows(2).all(|w| w[0] >= w[1]), "most visited first: {h}");
+    assert!(shares.iter().sum::<f64>() <= 1.0 + 1e-9 && shares[0] > 0.0, "{h}");
+    // Every named click is legal here, and the first is the best.
+    let legal = legal(&v);
+    assert!(top.iter().all(|t| legal.contains(&t["action"].as_str().unwrap().to_string())), "{h}");
+    assert_eq!(top[0]["action"], h["best"]);
+    let value = h["value"].as_f64().unwrap();
+    assert!((-1.0..=1.0).contains(&value) && h["sims"].as_u64().unwrap() > 0, "{h}");
+    // Nothing was played.
+    let after = s.ok("GET", &format!("/api/games/{id}"), None);
+    assert_eq!((after["ply"].clone(), after["thinking"].clone()), (json!(1), json!(false)));
+    // Bad times and unknown games are refused.
+    let (st, _) = s.call("POST", &format!("/api/games/{id}/hint?ms=0"), None);
+    assert_eq!(st, 400);
+    let (st, _) = s.call("POST", "/api/games/ffffff/hint", None);
+    assert_eq!(st, 404);
+}
+
+#[test]
+fn trigolden_arbitration_counts_the_legal_turns_and_replays_stop_only_where_a_player_moves() {
+    let s = Server::start(quick());
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "trigolden", "ai_seat": "none", "seed": 1})));
+    let id = v["id"].as_str().unwrap().to_string();
+    // Not at the opening.
+    let (st, e) = s.call("GET", &format!("/api/games/{id}/arbitration"), None);
+    assert_eq!(st, 409, "{e}");
+    let first = legal(&v)[0].clone();
+    let v = s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": first})));
+    let a = s.ok("GET", &format!("/api/games/{id}/arbitration"), None);
+    assert_eq!((a["seat"].as_str(), a["obligation_met"].as_bool()), (Some("second"), Some(true)), "{a}");
+    let n = a["legal_turns"].as_u64().unwrap();
+    assert!(n > 0, "{a}");
+    // The count is of complete turns: each first click has its pairs (a first click alone
+    // is no turn).
+    assert!(legal(&v).len() as u64 <= n, "{} clicks, {n} turns", legal(&v).len());
+    let (st, _) = s.call("GET", &format!("/api/games/{id}/arbitration"), None);
+    assert_eq!(st, 200);
+    // Battle Number has none.
+    let b = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "none"})));
+    let (st, e) = s.call("GET", &format!("/api/games/{}/arbitration", b["id"].as_str().unwrap()), None);
+    assert_eq!(st, 400, "{e}");
+
+    // A Banqi replay stops at every ply but between a flip and its reveal.
+    let q = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "none", "seed": 2})));
+    let qid = q["id"].as_str().unwrap().to_string();
+    let v = s.ok("POST", &format!("/api/games/{qid}/click"), Some(json!({"action": "d1d1"})));
+    let v = s.ok("POST", &format!("/api/games/{qid}/click"), Some(json!({"action": legal(&v)[0]})));
+    let r = s.ok("GET", &format!("/api/replay/{}?at=1", v["replay"].as_str().unwrap()), None);
+    let n = r["actions"].as_array().unwrap().len() as u64;
+    assert!(n >= 3, "{r}");
+    let stops: Vec<u64> = r["stops"].as_array().unwrap().iter().map(|x| x.as_u64().unwrap()).collect();
+    assert_eq!(stops[..2], [0, 2], "{r}");
+    assert!(!stops.contains(&1) && *stops.last().unwrap() == n, "{r}");
+    // The state at a chance node is still served (a link may point there).
+    assert_eq!(r["at"], 1);
+}

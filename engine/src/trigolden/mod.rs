@@ -142,6 +142,17 @@ impl fmt::Display for Action {
     }
 }
 
+/// What an arbitration finds at a turn start ([`TriGolden::arbitration`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Arbitration {
+    /// The player whose turn starts (the one who may ask for arbitration).
+    pub seat: Seat,
+    /// Whether the opponent's last turn met its obligation (rule 5); if not, `seat` wins.
+    pub obligation_met: bool,
+    /// Complete legal turns `seat` has (rule 6 pairs included).
+    pub legal_turns: u64,
+}
+
 /// A piece on the board.
 ///
 /// Equality and hashing cover the exact fields; the floating-point images (`xy`, `bbox`) are
@@ -617,6 +628,26 @@ impl TriGolden {
         if self.outcome.is_some() || self.mid {
             return 0;
         }
+        self.count_turns_here()
+    }
+
+    /// Arbitration as rule 5 asks it, at a turn start after the opening: the player whose turn
+    /// starts now, whether the opponent's last turn left them the co-live pair (or, before
+    /// the final single-piece turn, the placement) the rules oblige, and how many complete
+    /// legal turns they have. Also answered when the engine has just ended the game by
+    /// arbitration. `None` mid-turn, at the opening and after the last turn.
+    pub fn arbitration(&self) -> Option<Arbitration> {
+        if self.mid || self.turn == 0 || self.turn >= self.total_turns {
+            return None;
+        }
+        Some(Arbitration {
+            seat: self.mover(),
+            obligation_met: self.obligation_met(),
+            legal_turns: self.count_turns_here(),
+        })
+    }
+
+    fn count_turns_here(&self) -> u64 {
         if self.turn == 0 {
             return 2 * self.options.shapes.shapes.len() as u64;
         }

@@ -621,6 +621,13 @@ fn arbitration_agrees_with_the_oracle() {
             };
             let arbitrated = g.outcome().is_some_and(|o| o.decisive == Some(seat));
             assert_eq!(arbitrated, !obligation, "turn {}", g.turns_played());
+            // What the play server's arbitration dialog shows agrees with the engine's verdict
+            // and with the full list of turns.
+            let a = g.arbitration().expect("a turn start after the opening");
+            assert_eq!((a.seat, a.obligation_met), (seat, obligation));
+            if !arbitrated {
+                assert_eq!(a.legal_turns, g.legal_turns().len() as u64);
+            }
             checked += 1;
             arbitrations += usize::from(arbitrated);
         });
