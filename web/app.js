@@ -21,6 +21,19 @@ const I18N = {
     second_piece: 'Second piece of your turn.', placements: 'Placements:',
     bq_legend: 'G general, A advisor, E elephant, R chariot, H horse, C cannon, S soldier; upper case red, lower case black',
     no_model_trigolden: "the designer's AI (no model yet)", no_model_banqi: 'alpha-beta AI (no model yet)',
+    ai_time_second: "Second AI's time", first_ai_time: "First AI's time", pace: 'Pace', pace_fast: 'no pause',
+    new_match: 'Two-game match', rotate: 'Turn the board round (face to face)', arbitrate: 'Ask for arbitration',
+    confirm: 'Place', cancel: 'Cancel', hint: 'Hint', pause: 'Pause', resume: 'Resume', match_next: 'Second game (sides swapped)',
+    arbitration: 'Arbitration', arb_met: '{who} has {n} legal turns here: the last turn met its obligation (rule 5). No violation; the game goes on.',
+    arb_broken: '{who} has no two pieces that go together on one opponent piece ({n} legal turns): the last turn broke rule 5. {who} wins by arbitration.',
+    arb_single: '{who} has {n} legal placements for the final piece.',
+    turn_of: 'turn {n} of {m}', pts: '{n} points', left: '{n} pieces left', hand_left: 'hand {h}', angle: 'rotation {a}°',
+    drag_rotate: 'Drag on the board to turn the view; the first piece goes in the centre.',
+    hint_line: '{agent} for {who}: value {value}', hint_none: 'no search statistics (the AI keeps no tree)', hinting: 'Looking for a hint…',
+    match: 'Match', match_game: 'Game {n}', match_total: 'Total', match_first: '{who} first', match_wins: '{who} wins the match, {a} to {b}',
+    match_decisive: '{who} wins the match (game {n} was decided outright)', match_tie: 'The match is tied, {a} to {b}',
+    match_on: 'Game {n} of the match', player_a: 'Player A', player_b: 'Player B', ai_a: 'AI A', ai_b: 'AI B',
+    flips: 'flips', centre: 'in the centre', on_piece: 'on #{n}', turn_label: '{who}:',
   },
   zh: {
     title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋', banqi: '暗棋',
@@ -39,6 +52,19 @@ const I18N = {
     not_yet: '電腦尚未走棋。', both: '雙方（觀戰）',
     second_piece: '本回合的第二枚棋子。', placements: '位置：',
     bq_legend: '', no_model_trigolden: '設計者的電腦（尚無模型）', no_model_banqi: 'α-β 搜尋（尚無模型）',
+    ai_time_second: '後手電腦時間', first_ai_time: '先手電腦時間', pace: '節奏', pace_fast: '不停頓',
+    new_match: '兩局賽', rotate: '轉動棋盤（面對面）', arbitrate: '申請仲裁',
+    confirm: '落子', cancel: '取消', hint: '提示', pause: '暫停', resume: '繼續', match_next: '第二局（交換先手）',
+    arbitration: '仲裁', arb_met: '{who}此時有 {n} 種合法回合：上一回合符合義務（規則 5），沒有違規，對局繼續。',
+    arb_broken: '{who}沒有兩枚棋子能同貼一枚對方棋子（{n} 種合法回合）：上一回合違反規則 5，{who}仲裁勝。',
+    arb_single: '{who}的最後一枚棋子有 {n} 個合法位置。',
+    turn_of: '第 {n} / {m} 回合', pts: '{n} 分', left: '剩 {n} 子', hand_left: '手上 {h}', angle: '旋轉 {a}°',
+    drag_rotate: '在棋盤上拖動可轉動視角；第一枚棋子放在中心。',
+    hint_line: '{agent} 為{who}評估：{value}', hint_none: '沒有搜尋統計（此電腦不保留搜尋樹）', hinting: '正在找提示…',
+    match: '比賽', match_game: '第 {n} 局', match_total: '總分', match_first: '{who}先手', match_wins: '{who}贏得比賽（{a} 比 {b}）',
+    match_decisive: '{who}贏得比賽（第 {n} 局直接決勝）', match_tie: '比賽平手（{a} 比 {b}）',
+    match_on: '兩局賽第 {n} 局', player_a: '甲方', player_b: '乙方', ai_a: '電腦甲', ai_b: '電腦乙',
+    flips: '翻出', centre: '放在中心', on_piece: '貼 {n} 號', turn_label: '{who}：',
   },
 };
 let lang = localStorage.getItem('zeroplay-lang') || (navigator.language.startsWith('zh') ? 'zh' : 'en');
@@ -66,9 +92,22 @@ const app = {
   gen: 0,            // bumped by every new game or replay: answers for an older one are dropped
   abort: null,       // the AI request in flight, to cancel it
   replay: null,      // {token, actions, at} in replay mode
-  tg: { shape: 0, mirror: false, target: null, view: null },
+  tg: { shape: 0, mirror: false, target: null, view: null, preview: null },
   bq: { from: null },  // Banqi: the square of the piece chosen to move
+  angle: 0,          // the view's rotation in whole degrees (the engine keeps its own frame)
+  facing: false,     // turned round for two people face to face (the rotate button)
+  paused: false,     // AI vs AI: paused between turns
+  hint: null,        // {gen, ply, data}: the last hint, drawn while the position is the same
+  match: null,       // a two-game match: {names, seats, results, ids}
 };
+
+// The AI's time for `seat`: with the AI in both seats each has its own.
+function msFor(seat) {
+  const v = app.view;
+  if (v && v.ai_seat === 'both' && seat === 'second') return Number($('ai-ms-second').value);
+  return app.aiMs;
+}
+function aiSeats(v) { return (v && v.ai_seats) || (v && v.ai_seat ? [v.ai_seat] : []); }
 
 async function api(method, path, body) {
   const res = await fetch(path, {
@@ -113,8 +152,11 @@ async function newGame(replayToken, at) {
     app.busy = false;
     app.id = v.id; app.aiMs = body.ai_ms; app.replay = null;
     TG.auto = true;
-    app.tg = { shape: 0, mirror: false, target: null, view: null };
+    app.tg = { shape: 0, mirror: false, target: null, view: null, preview: null };
     app.bq = { from: null };
+    app.hint = null; $('hint-text').textContent = '';
+    app.paused = false;
+    if (app.match && !replayToken) app.match.ids.push(v.id);
     $('replay-box').hidden = true;
     if (location.pathname !== '/') history.pushState(null, '', '/');
     setView(v);
@@ -123,15 +165,24 @@ async function newGame(replayToken, at) {
   } catch (e) { if (gen === app.gen) { app.busy = false; updateButtons(); showError(e); } }
 }
 
-function aiToMove(v) { return !!v && !v.outcome && !!v.ai_seat && v.to_move === v.ai_seat; }
+function aiToMove(v) { return !!v && !v.outcome && !!v.to_move && aiSeats(v).includes(v.to_move); }
 // Whether a person may click on the board now.
 function humanTurn(v) { return !!v && !app.replay && !!app.id && !v.outcome && !!v.to_move && !aiToMove(v); }
 
+// Lets the AI play while it is to move. AI against AI waits the chosen pace between turns and
+// stops at Pause.
 async function maybeAi() {
   const gen = app.gen;
   while (gen === app.gen && aiToMove(app.view) && !app.replay) {
+    const watching = app.view.ai_seat === 'both';
+    if (watching && app.paused) break;
+    if (watching && app.view.ply > 0) {
+      await new Promise((r) => setTimeout(r, Number($('pace').value)));
+      if (gen !== app.gen || app.paused || !aiToMove(app.view)) break;
+    }
     if (!(await aiMove())) break;
   }
+  updateButtons();
 }
 
 // Reads the server-sent events of POST /api/games/{id}/ai.
@@ -143,11 +194,13 @@ async function aiMove() {
   $('thinking').classList.add('active'); $('think-bar').value = 0;
   $('think-text').textContent = t('thinking');
   const started = performance.now();
+  const ms = msFor(app.view && app.view.to_move);
+  app.thinkMs = ms;
   try {
     let res;
     // 409 right after a stop: the server is still letting go of the stopped search.
     for (let tries = 0; ; tries++) {
-      res = await fetch('/api/games/' + app.id + '/ai?ms=' + app.aiMs, { method: 'POST', signal: ctl.signal });
+      res = await fetch('/api/games/' + app.id + '/ai?ms=' + ms, { method: 'POST', signal: ctl.signal });
       if (res.status !== 409 || tries >= 30) break;
       await new Promise((r) => setTimeout(r, 100));
       if (gen !== app.gen) return false;
@@ -199,7 +252,7 @@ function progressLine(p) {
 }
 
 function showProgress(p) {
-  $('think-bar').value = Math.min(1, p.elapsed_ms / app.aiMs);
+  $('think-bar').value = Math.min(1, p.elapsed_ms / (app.thinkMs || app.aiMs));
   $('think-text').textContent = progressLine(p);
 }
 
@@ -224,6 +277,127 @@ async function stopAi() {
   } catch (e) { showError(e); }
 }
 
+// ---------------------------------------------------------------- two-game matches
+
+// A match is two games with the first player swapped; the scores are added and a decisive
+// game (no legal move, arbitration) decides it, as the rules define a match. Player A sits
+// first in game 1 and second in game 2.
+function startMatch() {
+  const seat = $('ai-seat').value;
+  const names = {
+    second: [t('you'), t('ai')], first: [t('ai'), t('you')], both: [t('ai_a'), t('ai_b')], none: [t('player_a'), t('player_b')],
+  }[seat];
+  app.match = { names, seat, results: [], ids: [] };
+  TG.box = null;
+  newGame();
+}
+
+// Records a finished game of the match (once) and offers the second game.
+function recordMatch(v) {
+  const m = app.match;
+  if (!m || app.replay || !v.outcome || m.ids[m.ids.length - 1] !== app.id || m.results.length >= m.ids.length) return;
+  m.results.push({ scores: v.outcome.scores, decisive: v.outcome.decisive || null });
+  drawMatch();
+}
+
+function nextMatchGame() {
+  const m = app.match;
+  if (!m || m.results.length !== 1) return;
+  const swap = { first: 'second', second: 'first', both: 'both', none: 'none' };
+  $('ai-seat').value = swap[m.seat];
+  TG.box = null;
+  newGame();
+}
+
+function drawMatch() {
+  const m = app.match;
+  $('match-box').hidden = !m;
+  if (!m) return;
+  const [a, b] = m.names;
+  const rows = [`<tr><th>${t('match')}</th><th>${a}</th><th>${b}</th></tr>`];
+  let ta = 0, tb = 0, decided = null;
+  m.results.forEach((r, i) => {
+    // Game 1: A first; game 2: A second.
+    const [sa, sb] = i === 0 ? r.scores : [r.scores[1], r.scores[0]];
+    ta += sa; tb += sb;
+    if (r.decisive && !decided) {
+      const aWon = (r.decisive === 'first') === (i === 0);
+      decided = { who: aWon ? a : b, n: i + 1 };
+    }
+    const first = i === 0 ? a : b;
+    rows.push(`<tr><td>${t('match_game', { n: i + 1 })} · ${t('match_first', { who: first })}</td><td>${sa}</td><td>${sb}</td></tr>`);
+  });
+  if (m.results.length < 2) {
+    const n = m.results.length + 1, first = n === 1 ? a : b;
+    rows.push(`<tr><td>${t('match_game', { n })} · ${t('match_first', { who: first })}</td><td>…</td><td>…</td></tr>`);
+  }
+  rows.push(`<tr><th>${t('match_total')}</th><th>${ta}</th><th>${tb}</th></tr>`);
+  $('match-table').innerHTML = rows.join('');
+  let result = m.results.length < 2 ? t('match_on', { n: Math.min(2, m.results.length + 1) }) : '';
+  if (decided) result = t('match_decisive', decided);
+  // Scores with a true minus sign (zero-sum games give the loser a negative total).
+  const num = (x) => (x < 0 ? '−' + -x : String(x));
+  if (m.results.length === 2 && !decided) {
+    result = ta === tb ? t('match_tie', { a: num(ta), b: num(tb) })
+      : t('match_wins', { who: ta > tb ? a : b, a: num(Math.max(ta, tb)), b: num(Math.min(ta, tb)) });
+  }
+  $('match-result').textContent = result;
+  $('match-next').hidden = !(m.results.length === 1 && !decided);
+}
+
+// ---------------------------------------------------------------- hints and arbitration
+
+// A hint: the AI searches the position in front of you and shows its value and its three
+// most visited clicks on the board. Nothing is played.
+async function askHint() {
+  if (!app.id || app.busy || !humanTurn(app.view)) return;
+  const gen = app.gen, ply = app.view.ply;
+  app.busy = true; updateButtons();
+  $('hint-text').textContent = t('hinting');
+  try {
+    const d = await api('POST', '/api/games/' + app.id + '/hint?ms=' + Math.min(app.aiMs, 3000));
+    if (gen !== app.gen) return;
+    app.hint = { ply, data: d };
+    showHintText();
+    setView(app.view);
+  } catch (e) { if (gen === app.gen) showError(e); } finally {
+    if (gen === app.gen) { app.busy = false; updateButtons(); }
+  }
+}
+
+function currentHint(v) { return app.hint && v && !app.replay && app.hint.ply === v.ply ? app.hint.data : null; }
+
+function showHintText() {
+  const d = currentHint(app.view);
+  if (!d) { $('hint-text').textContent = ''; return; }
+  const who = seatName(app.view.to_move);
+  const agent = d.agent.split(':')[0];
+  let line = t('hint_line', { agent, who, value: d.value === null ? '–' : (d.value > 0 ? '+' : '') + d.value.toFixed(2) });
+  line += ' · ' + d.top.map((x, i) => (i + 1) + '. ' + describeClick(app.view, x.action) +
+    (x.share === null ? '' : ' ' + Math.round(x.share * 100) + '%')).join('  ');
+  if (d.top.length && d.top[0].share === null && app.view.legal.length > 1) line += ' (' + t('hint_none') + ')';
+  $('hint-text').textContent = line;
+}
+
+// TriGolden's rule 5 as a dialog: does the player whose turn starts have what the last turn
+// owed them, and how many legal turns?
+async function askArbitration(auto) {
+  if (!app.id) return;
+  const gen = app.gen;
+  try {
+    const a = await api('GET', '/api/games/' + app.id + '/arbitration');
+    if (gen !== app.gen) return;
+    const who = seatName(a.seat);
+    const v = app.view;
+    const single = v.board.turns_played + 1 === v.board.total_turns;
+    $('arb-text').textContent = a.obligation_met
+      ? (single ? t('arb_single', { who, n: a.legal_turns }) + ' ' : '') + t('arb_met', { who, n: a.legal_turns })
+      : t('arb_broken', { who, n: a.legal_turns });
+    const d = $('arb-dialog');
+    if (!d.open) d.showModal();
+  } catch (e) { if (gen === app.gen && !auto) showError(e); }
+}
+
 // The AI seat and time selectors apply to the game on screen at once.
 async function applySettings(body) {
   if (!app.id || app.replay) return;
@@ -233,6 +407,7 @@ async function applySettings(body) {
     const v = await api('POST', '/api/games/' + app.id + '/settings', body);
     if (gen !== app.gen) return;
     if (body.ai_ms) app.aiMs = body.ai_ms;
+    app.paused = false;
     // An aborted search's stream may still be closing: wait for the server to let it go.
     for (let i = 0; i < 50 && app.busy; i++) await new Promise((r) => setTimeout(r, 20));
     app.busy = false;
@@ -272,22 +447,24 @@ async function openReplay(token) {
   leaveGame();
   try {
     const r = await api('GET', '/api/replay/' + token + '?at=0');
-    app.replay = { token, actions: r.actions, at: 0 };
+    // The slider steps over the plies a player stops at (a flip and its reveal are one step).
+    app.replay = { token, actions: r.actions, stops: r.stops, at: 0, i: 0 };
     app.id = null;
     $('game').value = r.game;
     $('replay-box').hidden = false;
-    $('r-slider').max = r.actions.length;
-    await replayGo(r.actions.length);
+    $('r-slider').max = r.stops.length - 1;
+    await replayStep(r.stops.length - 1);
   } catch (e) { showError(e); }
 }
 
-async function replayGo(at) {
+async function replayStep(i) {
   const r = app.replay;
-  at = Math.max(0, Math.min(r.actions.length, at));
+  i = Math.max(0, Math.min(r.stops.length - 1, i));
+  const at = r.stops[i];
   const d = await api('GET', '/api/replay/' + r.token + '?at=' + at);
-  r.at = at;
-  $('r-slider').value = at;
-  $('r-pos').textContent = t('replay', { at, n: r.actions.length });
+  r.at = at; r.i = i;
+  $('r-slider').value = i;
+  $('r-pos').textContent = t('replay', { at: i, n: r.stops.length - 1 });
   setView(Object.assign({ game: d.game, history: d.actions.slice(0, at), replay: r.token, ai_seat: null,
     can_undo: false, can_redo: false, ply: at }, d.state));
 }
@@ -296,21 +473,106 @@ async function replayGo(at) {
 
 function setView(v) {
   app.view = v;
-  $('board').style.aspectRatio = v.game === 'banqi' ? '8.45 / 4.45' : '';
-  $('board').setAttribute('class', v.game);
+  // A previewed TriGolden placement lasts while it is still a legal click of this position.
+  if (app.tg.preview && !(humanTurn(v) && v.legal.some((l) => l.action === app.tg.preview))) app.tg.preview = null;
+  const board = $('board');
+  // Room under the board for its toolbar, and on every side for a board turned round.
+  board.style.aspectRatio = { banqi: '8.7 / 5.45', battlenumber: '7.9 / 8.45' }[v.game] || '';
+  board.setAttribute('class', v.game);
   if (v.game === 'trigolden') drawTriGolden(v);
   else if (v.game === 'banqi') drawBanqi(v);
   else drawBattleNumber(v);
+  if (v.game !== 'trigolden') turnRound(board, v.game === 'banqi' ? [4, 2] : [3.5, 3.5]);
+  drawHintMarks(v);
+  $('board-col').classList.toggle('rotated', faceToFace());
   drawSide(v);
+  drawTrackers(v);
+  recordMatch(v);
+  showHintText();
   updateButtons();
+  // A TriGolden game decided by arbitration says why, with the count of legal turns.
+  if (v.game === 'trigolden' && v.outcome && v.outcome.decisive && app.id && !app.replay && app.arbShown !== app.id) {
+    app.arbShown = app.id;
+    askArbitration(true);
+  }
+}
+
+// Whether the view is turned round for two people face to face (the far side reads first).
+function faceToFace() { return app.facing; }
+
+// Battle Number and Banqi turn round by half turns: everything drawn goes into one group.
+function turnRound(svg, [cx, cy]) {
+  if (!faceToFace()) return;
+  const g = document.createElementNS(SVGNS, 'g');
+  g.setAttribute('transform', `rotate(180 ${cx} ${cy})`);
+  while (svg.firstChild) g.appendChild(svg.firstChild);
+  svg.appendChild(g);
+}
+
+// Makes a board element reachable and usable from the keyboard (Tab, then Enter or Space).
+function keyable(node, label, fn) {
+  node.setAttribute('tabindex', '0');
+  node.setAttribute('role', 'button');
+  node.setAttribute('aria-label', label);
+  node.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); fn(); } });
 }
 
 function seatName(s) {
   if (!s) return '';
   const v = app.view;
   const who = s === 'first' ? t('seat_first') : t('seat_second');
-  if (v && v.ai_seat) return who + ' (' + (s === v.ai_seat ? t('ai') : t('you')) + ')';
+  if (v && aiSeats(v).length === 1) return who + ' (' + (aiSeats(v).includes(s) ? t('ai') : t('you')) + ')';
+  if (v && aiSeats(v).length === 2) return who + ' (' + t('ai') + ')';
   return who;
+}
+
+// One tracker per player: active while it is their turn, with their score and what is left.
+function drawTrackers(v) {
+  const b = v.board;
+  for (const [i, seat] of [[0, 'first'], [1, 'second']]) {
+    const box = $('tracker-' + seat);
+    const parts = [];
+    let colour = (OWNER[seat] || [])[0];
+    if (v.game === 'trigolden') {
+      parts.push(t('pts', { n: b.scores[i] }));
+      parts.push(t('left', { n: b.stock[i].reduce((a, x) => a + x, 0) }));
+      if (v.to_move === seat) parts.push(t('turn_of', { n: b.turns_played + 1, m: b.total_turns }));
+    } else if (v.game === 'battlenumber') {
+      const sc = i === 0 ? b.score_first : -b.score_first;
+      parts.push(t('score', { s: (sc > 0 ? '+' : '') + sc }).replace(/ *\(.*\)/, '').replace(/（.*）/, ''));
+      parts.push(t('hand_left', { h: b.hands[i].join('/') }));
+    } else {
+      const c = b.colours[i];
+      colour = c === 'red' ? '#b3261e' : c === 'black' ? '#1d1d1d' : '#8a6a3c';
+      parts.push(c ? t(c) : t('no_colours'));
+    }
+    box.innerHTML = '';
+    const sw = document.createElement('span'); sw.className = 'swatch'; sw.style.background = colour; box.appendChild(sw);
+    const name = document.createElement('b'); name.textContent = seatName(seat); box.appendChild(name);
+    box.appendChild(document.createTextNode(' · ' + parts.join(' · ')));
+    box.classList.toggle('active', !v.outcome && v.to_move === seat);
+    box.dataset.seat = seat;
+  }
+}
+
+// A click as people read it (move lists, hints).
+function describeClick(v, a) {
+  if (v.game === 'battlenumber') {
+    const m = /^([A-Z]\d)r(\d)$/.exec(a);
+    if (!m) return a;
+    const info = (v.board.kinds || []).find((k) => k.code === m[1]);
+    return (lang === 'zh' && info ? info.chinese : m[1]) + (m[2] !== '0' ? ' ↻' + m[2] : '');
+  }
+  if (v.game === 'banqi') {
+    if (a.startsWith('=')) return lang === 'zh' ? BQ_CHARS[a[1]] : a[1];
+    if (a.slice(0, 2) === a.slice(2)) return a.slice(0, 2) + ' ' + t('flips');
+    return a.slice(0, 2) + '–' + a.slice(2);
+  }
+  const open = /^open:([A-Z])('?)$/.exec(a);
+  if (open) return open[1] + (open[2] ? '′' : '') + ' ' + t('centre');
+  const pl = /^(\d+)\.\d:([A-Z])('?)\d$/.exec(a);
+  if (pl) return pl[2] + (pl[3] ? '′' : '') + ' ' + t('on_piece', { n: pl[1] });
+  return a;
 }
 
 function drawSide(v) {
@@ -325,23 +587,93 @@ function drawSide(v) {
   }
   $('status').textContent = status;
   $('link').value = v.replay ? location.origin + '/replay/' + v.replay : '';
+  // The moves by turns, each with its player, in words (a replay lists its clicks).
   const h = $('history');
   h.innerHTML = '';
-  for (const a of v.history || []) { const li = document.createElement('li'); li.textContent = a; h.appendChild(li); }
-  $('svg').href = app.id ? '/api/games/' + app.id + '/board.svg' : '#';
+  const turns = v.turns || (v.history || []).map((a) => ({ seat: null, clicks: [a] }));
+  for (const turn of turns) {
+    const li = document.createElement('li');
+    if (turn.seat) {
+      const who = document.createElement('b');
+      who.textContent = t('turn_label', { who: turn.seat === 'first' ? t('seat_first') : t('seat_second') }) + ' ';
+      li.appendChild(who);
+    }
+    const words = [];
+    for (const a of turn.clicks) {
+      const d = describeClick(v, a);
+      if (a.startsWith('=') && words.length) words[words.length - 1] += ' ' + d; else words.push(d);
+    }
+    li.appendChild(document.createTextNode(words.join(v.game === 'trigolden' ? ' + ' : ' ')));
+    li.title = turn.clicks.join(' ');
+    h.appendChild(li);
+  }
+  h.scrollTop = h.scrollHeight;
+  const tz = -new Date().getTimezoneOffset();
+  $('svg').href = app.id ? '/api/games/' + app.id + '/board.svg?lang=' + lang + '&tz=' + tz : '#';
 }
 
 function updateButtons() {
   const v = app.view, playing = !!app.id && !app.replay;
-  const aiTurn = app.busy || aiToMove(v);
+  const watching = !!v && v.ai_seat === 'both';
+  const aiTurn = app.busy || (aiToMove(v) && !(watching && app.paused));
   $('undo').disabled = !playing || aiTurn || !(v && v.can_undo);
   $('redo').disabled = !playing || aiTurn || !(v && v.can_redo);
   $('ai-move').disabled = !playing || aiTurn || !v || !!v.outcome;
+  $('hint').disabled = !playing || aiTurn || !humanTurn(v);
+  $('pause').hidden = !(playing && watching && v && !v.outcome);
+  $('pause').textContent = app.paused ? t('resume') : t('pause');
+  $('arbitrate').disabled = !(playing && v && v.game === 'trigolden' && v.turn_start && v.board.turns_played > 0 &&
+    v.board.turns_played < v.board.total_turns && !app.busy);
+  $('confirm-box').hidden = !(playing && app.tg.preview && v && v.game === 'trigolden');
+  $('rotate').disabled = !v;
   // Hidden by visibility, not display: the box keeps its height either way.
   $('stop-ai').classList.toggle('off', !(playing && app.abort));
   $('svg').hidden = !playing;
+  const both = $('ai-seat').value === 'both';
+  $('ai-ms-second-box').hidden = !both; $('pace-box').hidden = !both;
+  $('ai-ms-label').textContent = both ? t('first_ai_time') : t('ai_time');
   // While the AI plays, the page says so: the board and the palette take no clicks.
   document.body.classList.toggle('ai-turn', playing && aiTurn && !(v && v.outcome));
+}
+
+// The hint's clicks drawn on the board, numbered: squares, moves, placements or palette pieces.
+function drawHintMarks(v) {
+  const d = currentHint(v);
+  if (!d) return;
+  const svg = $('board');
+  const layer = svg.querySelector('#tg-root') || svg.firstElementChild?.tagName === 'g' && svg.children.length === 1 && svg.firstElementChild || svg;
+  const tag = (x, y, n, r) => {
+    const g = el('g', { class: 'hint-tag' }, layer);
+    el('circle', { cx: x, cy: y, r }, g);
+    const tx = el('text', { x, y, 'font-size': r * 1.3, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, g);
+    tx.textContent = String(n);
+  };
+  d.top.forEach((x, i) => {
+    const a = x.action, n = i + 1;
+    if (v.game === 'battlenumber') {
+      if (/^[a-g]\d$/.test(a)) {
+        const c = COLS.indexOf(a[0]), r = Number(a[1]);
+        el('rect', { x: c + 0.1, y: r + 0.1, width: 0.8, height: 0.8, class: 'hint-mark' }, layer);
+        tag(c + 0.8, r + 0.2, n, 0.16);
+      } else {
+        const btn = document.querySelector(`#palette button[data-action="${a}"]`);
+        if (btn) btn.dataset.hint = String(n);
+      }
+    } else if (v.game === 'banqi') {
+      const xy = (sq) => ['abcdefgh'.indexOf(sq[0]) + 0.5, 3 - Number(sq[1]) + 0.5];
+      const [x0, y0] = xy(a.slice(0, 2)), [x1, y1] = xy(a.slice(2));
+      if (a.slice(0, 2) === a.slice(2)) el('circle', { cx: x0, cy: y0, r: 0.45, class: 'hint-mark' }, layer);
+      else el('line', { x1: x0, y1: y0, x2: x1, y2: y1, class: 'hint-mark', 'stroke-width': 0.1 }, layer);
+      tag((x0 + x1) / 2 + 0.25, (y0 + y1) / 2 - 0.25, n, 0.16);
+    } else {
+      const l = v.legal.find((q) => q.action === a);
+      if (!l || !l.points) return;
+      el('polygon', { points: tgPts(l.points), class: 'hint-mark' }, layer);
+      const cx = l.points.reduce((s0, q) => s0 + q[0], 0) / l.points.length;
+      const cy = -l.points.reduce((s0, q) => s0 + q[1], 0) / l.points.length;
+      tag(cx, cy, n, 0.22);
+    }
+  });
 }
 
 // Battle Number ------------------------------------------------------------
@@ -378,7 +710,7 @@ function drawBattleNumber(v) {
   const svg = $('board');
   svg.innerHTML = '';
   $('zoom').hidden = true;
-  svg.setAttribute('viewBox', '-0.45 -0.1 7.55 7.5');
+  svg.setAttribute('viewBox', '-0.45 -0.35 7.9 8.45');
   const b = v.board;
   const mine = humanTurn(v);
   const legal = new Map();
@@ -411,7 +743,10 @@ function drawBattleNumber(v) {
     if (b.pending_square === sq) cls += ' pending';
     if (legal.has(name)) cls += ' legal';
     const hit = el('rect', { x, y, width: 1, height: 1, class: cls, stroke: '#ccc', 'stroke-width': 0.01, 'data-action': legal.has(name) ? name : '' }, g);
-    if (legal.has(name)) hit.addEventListener('click', () => sendClick(name));
+    if (legal.has(name)) {
+      hit.addEventListener('click', () => sendClick(name));
+      keyable(hit, name, () => sendClick(name));
+    }
     if (lastSq.has(name)) el('rect', { x: x + 0.04, y: y + 0.04, width: 0.92, height: 0.92, class: 'lastmove' }, g);
   }
   // Scores and hands
@@ -452,7 +787,7 @@ function drawBanqi(v) {
   const svg = $('board');
   svg.innerHTML = '';
   $('zoom').hidden = true;
-  svg.setAttribute('viewBox', '-0.35 -0.1 8.45 4.45');
+  svg.setAttribute('viewBox', '-0.35 -0.35 8.7 5.45');
   const b = v.board;
   const legal = new Set(humanTurn(v) ? v.legal.map((l) => l.action) : []);
   const from = app.bq.from === null ? null : bqName(app.bq.from);
@@ -496,6 +831,7 @@ function drawBanqi(v) {
     if (targets.has(name)) el('circle', { cx: x + 0.5, cy: y + 0.5, r: 0.13, class: 'dest' }, g);
     const hit = el('rect', { x, y, width: 1, height: 1, class: cls, 'data-action': flip ? name + name : '' }, g);
     hit.addEventListener('click', () => bqClick(sq));
+    if (cls.includes('legal')) keyable(hit, name, () => bqClick(sq));
   }
   const colours = b.colours[0]
     ? t('seat_first') + ' ' + t(b.colours[0]) + ', ' + t('seat_second') + ' ' + t(b.colours[1])
@@ -524,81 +860,108 @@ const TG = { box: null, drag: null, auto: true };
 
 function tgPts(points) { return points.map(([x, y]) => `${x},${-y}`).join(' '); }
 
+// Rotates a board point (x, y in the engine's frame, y up) into the view: SVG y down, then the
+// view's angle about the origin (the first piece's centre).
+function tgRot([x, y]) {
+  const a = (app.angle * Math.PI) / 180, c = Math.cos(a), s0 = Math.sin(a);
+  return [x * c + y * s0, x * s0 - y * c];
+}
+
 function drawTriGolden(v) {
   const svg = $('board');
   svg.innerHTML = '';
   $('zoom').hidden = false;
   const b = v.board;
   const st = app.tg;
-  // Bounds of pieces and legal ghosts, for the first view and "fit".
+  // Bounds (in the turned view) of pieces and legal ghosts, for the first view and "fit".
   let x0 = -2, y0 = -2, x1 = 2, y1 = 2;
-  const grow = (pts) => { for (const [x, y] of pts) { x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, -y); y1 = Math.max(y1, -y); } };
+  const grow = (pts) => { for (const p of pts) { const [x, y] = tgRot(p); x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y); } };
   b.pieces.forEach((p) => grow(p.points));
   v.legal.forEach((l) => l.points && grow(l.points));
-  const fit = [x0 - 1, y0 - 1, x1 - x0 + 2, y1 - y0 + 2];
+  // A margin all round, and more at the bottom for the toolbar.
+  const fit = [x0 - 1, y0 - 1, x1 - x0 + 2, y1 - y0 + 2.6];
   // The view follows the figure as it grows (and shrinks on undo) until the reader pans or
   // zooms; "fit" hands it back to the figure.
   if (!TG.box || TG.auto || !b.pieces.length) { TG.box = fit; TG.auto = true; }
   TG.fit = fit;
   svg.setAttribute('viewBox', TG.box.join(' '));
+  // Everything in one group turned by the view's angle; labels turn back to stay upright.
+  const root = el('g', { id: 'tg-root', transform: `rotate(${app.angle})` }, svg);
+  const upright = (x, y) => `rotate(${-app.angle} ${x} ${y})`;
   const last = lastTurn(v);
   const mine = humanTurn(v) ? v.legal.filter((l) => l.shape === st.shape && l.mirror === st.mirror) : [];
   const targets = new Set(mine.map((l) => l.target).filter((x) => x !== null));
+  const chooseTarget = (n) => { st.target = n; st.preview = null; drawTriGolden(app.view); updateButtons(); };
   for (const p of b.pieces) {
     const [fill, ink] = OWNER[p.owner];
     let cls = 'piece';
     if (last.has(p.n)) cls += ' last';
     if (targets.has(p.n)) cls += ' target';
-    const poly = el('polygon', { points: tgPts(p.points), fill, stroke: ink, 'stroke-width': 0.03, class: cls, 'data-piece': p.n }, svg);
-    if (targets.has(p.n)) poly.addEventListener('click', () => { st.target = p.n; drawTriGolden(app.view); });
+    const poly = el('polygon', { points: tgPts(p.points), fill, stroke: ink, 'stroke-width': 0.03, class: cls, 'data-piece': p.n }, root);
+    if (targets.has(p.n)) {
+      poly.addEventListener('click', () => chooseTarget(p.n));
+      keyable(poly, '#' + p.n, () => chooseTarget(p.n));
+    }
     const cx = p.points.reduce((a, q) => a + q[0], 0) / 4, cy = -p.points.reduce((a, q) => a + q[1], 0) / 4;
-    const label = el('text', { x: cx, y: cy, 'font-size': 0.3, 'text-anchor': 'middle', 'dominant-baseline': 'middle', fill: ink, 'pointer-events': 'none' }, svg);
+    const label = el('text', { x: cx, y: cy, 'font-size': 0.3, 'text-anchor': 'middle', 'dominant-baseline': 'middle', fill: ink, 'pointer-events': 'none', transform: upright(cx, cy) }, root);
     label.textContent = p.n + b.shapes[p.shape] + (p.mirror ? "'" : '');
   }
   for (const sp of b.scored_points) {
-    el('circle', { cx: sp.at[0], cy: -sp.at[1], r: 0.09, fill: OWNER[sp.owner || 'first'][1] }, svg);
+    el('circle', { cx: sp.at[0], cy: -sp.at[1], r: 0.09, fill: OWNER[sp.owner || 'first'][1] }, root);
   }
   // Ghosts: the legal placements of the chosen piece on the chosen target (or the opening).
-  // Ghosts may overlap and hide one another, so each also gets a numbered label at its centre,
-  // drawn above every ghost, and a numbered button under the board: every placement has a
-  // point to click.
+  // A click previews a ghost; the toolbar's Place (or Enter) places it, Cancel (or Escape)
+  // goes back. Ghosts may overlap and hide one another, so each also gets a numbered tag,
+  // drawn above every ghost, and a numbered button: every placement has a point to click.
   const shown = mine.filter((l) => l.target === null || l.target === st.target);
-  const place = (l) => { st.target = null; sendClick(l.action); };
-  shown.forEach((l) => {
-    const g = el('polygon', { points: tgPts(l.points), class: 'ghost', 'data-action': l.action }, svg);
-    g.addEventListener('click', () => place(l));
-  });
-  if (shown.length > 1) {
+  const preview = (l) => { st.preview = l.action; drawTriGolden(app.view); updateButtons(); };
+  if (st.preview) {
+    const l = v.legal.find((q) => q.action === st.preview);
+    const [fill] = OWNER[v.to_move];
+    el('polygon', { points: tgPts(l.points), class: 'ghost preview', fill, 'data-action': l.action }, root)
+      .addEventListener('click', () => confirmPreview());
+  } else {
     shown.forEach((l, i) => {
-      const cx = l.points.reduce((a, q) => a + q[0], 0) / l.points.length;
-      const cy = -l.points.reduce((a, q) => a + q[1], 0) / l.points.length;
-      const tag = el('g', { class: 'ghost-tag', 'data-action': l.action }, svg);
-      el('circle', { cx, cy, r: 0.2 }, tag);
-      const tx = el('text', { x: cx, y: cy, 'font-size': 0.24, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, tag);
-      tx.textContent = String(i + 1);
-      tag.addEventListener('click', () => place(l));
-      tag.addEventListener('mouseenter', () => svg.querySelector(`polygon.ghost[data-action="${l.action}"]`)?.classList.add('hot'));
-      tag.addEventListener('mouseleave', () => svg.querySelector(`polygon.ghost[data-action="${l.action}"]`)?.classList.remove('hot'));
+      const g = el('polygon', { points: tgPts(l.points), class: 'ghost', 'data-action': l.action }, root);
+      g.addEventListener('click', () => preview(l));
+      if (shown.length === 1) keyable(g, t('placements') + ' 1', () => preview(l));
     });
+    if (shown.length > 1) {
+      shown.forEach((l, i) => {
+        const cx = l.points.reduce((a, q) => a + q[0], 0) / l.points.length;
+        const cy = -l.points.reduce((a, q) => a + q[1], 0) / l.points.length;
+        const tag = el('g', { class: 'ghost-tag', 'data-action': l.action }, root);
+        el('circle', { cx, cy, r: 0.2 }, tag);
+        const tx = el('text', { x: cx, y: cy, 'font-size': 0.24, 'text-anchor': 'middle', 'dominant-baseline': 'central', transform: upright(cx, cy) }, tag);
+        tx.textContent = String(i + 1);
+        tag.addEventListener('click', () => preview(l));
+        keyable(tag, t('placements') + ' ' + (i + 1), () => preview(l));
+        tag.addEventListener('mouseenter', () => svg.querySelector(`polygon.ghost[data-action="${l.action}"]`)?.classList.add('hot'));
+        tag.addEventListener('mouseleave', () => svg.querySelector(`polygon.ghost[data-action="${l.action}"]`)?.classList.remove('hot'));
+      });
+    }
   }
   $('scores').textContent = t('points', { a: b.scores[0], b: b.scores[1] });
+  // The opening: the view turns with a drag, so the first piece lies as its player wants.
+  $('angle').hidden = !(humanTurn(v) && !b.pieces.length) && !TG.rotating;
+  $('angle').textContent = t('angle', { a: ((app.angle % 360) + 360) % 360 });
   // Palette: each shape and its mirror, with the mover's stock.
   const pal = $('palette');
   pal.innerHTML = '';
   if (humanTurn(v)) {
     const seat = v.to_move === 'first' ? 0 : 1;
-    const hint = document.createElement('p'); hint.textContent = t('pick_shape'); hint.style.width = '100%'; pal.appendChild(hint);
+    const hint = document.createElement('p'); hint.textContent = b.pieces.length ? t('pick_shape') : t('drag_rotate'); hint.style.width = '100%'; pal.appendChild(hint);
     if (!v.turn_start) {
       const second = document.createElement('p'); second.className = 'second-piece';
       second.textContent = t('second_piece'); second.style.width = '100%'; pal.appendChild(second);
     }
-    if (shown.length > 1) {
+    if (shown.length > 1 && !st.preview) {
       const row = document.createElement('div'); row.className = 'ghost-list';
       row.appendChild(document.createTextNode(t('placements') + ' '));
       shown.forEach((l, i) => {
         const btn = document.createElement('button');
         btn.type = 'button'; btn.dataset.action = l.action; btn.textContent = String(i + 1);
-        btn.addEventListener('click', () => place(l));
+        btn.addEventListener('click', () => preview(l));
         row.appendChild(btn);
       });
       pal.appendChild(row);
@@ -614,11 +977,24 @@ function drawTriGolden(v) {
         const usable = !!sample || v.legal.some((l) => l.shape === i && l.mirror === mirror);
         btn.disabled = !usable;
         if (st.shape === i && st.mirror === mirror) btn.classList.add('chosen');
-        btn.addEventListener('click', () => { st.shape = i; st.mirror = mirror; st.target = null; drawTriGolden(app.view); });
+        btn.addEventListener('click', () => { st.shape = i; st.mirror = mirror; st.target = null; st.preview = null; drawTriGolden(app.view); updateButtons(); });
         pal.appendChild(btn);
       }
     });
   }
+}
+
+function confirmPreview() {
+  const a = app.tg.preview;
+  if (!a) return;
+  app.tg.preview = null; app.tg.target = null;
+  sendClick(a);
+}
+
+function cancelPreview() {
+  if (!app.tg.preview) return;
+  app.tg.preview = null;
+  if (app.view) setView(app.view);
 }
 
 // A small picture of a piece from one of its placements (its polygon, scaled into the icon).
@@ -653,31 +1029,107 @@ function zoom(f, cx, cy) {
   $('board').setAttribute('viewBox', TG.box.join(' '));
 }
 
+// Pointer input on the TriGolden board: one finger or the mouse pans (on the empty opening
+// board it turns the view instead, in whole degrees); two fingers pinch to zoom about their
+// midpoint; the wheel zooms about the pointer.
 function setupPanZoom() {
   const svg = $('board');
-  svg.addEventListener('wheel', (e) => {
-    if (!app.view || app.view.game !== 'trigolden') return;
-    e.preventDefault();
+  const pointers = new Map();
+  const tgOn = () => app.view && app.view.game === 'trigolden';
+  const toBox = (e) => {
     const r = svg.getBoundingClientRect();
     const [x, y, w, h] = TG.box;
-    zoom(e.deltaY > 0 ? 1.15 : 1 / 1.15, x + ((e.clientX - r.left) / r.width) * w, y + ((e.clientY - r.top) / r.height) * h);
+    // The box is drawn with "meet": one scale for both axes, centred.
+    const k = Math.max(w / r.width, h / r.height);
+    return [x + w / 2 + (e.clientX - r.left - r.width / 2) * k, y + h / 2 + (e.clientY - r.top - r.height / 2) * k];
+  };
+  svg.addEventListener('wheel', (e) => {
+    if (!tgOn()) return;
+    e.preventDefault();
+    const [cx, cy] = toBox(e);
+    zoom(e.deltaY > 0 ? 1.15 : 1 / 1.15, cx, cy);
   }, { passive: false });
   svg.addEventListener('pointerdown', (e) => {
-    if (!app.view || app.view.game !== 'trigolden' || e.target.classList.contains('ghost') || e.target.classList.contains('target')) return;
-    TG.drag = { x: e.clientX, y: e.clientY, box: TG.box.slice() };
+    if (!tgOn()) return;
+    const cls = e.target.classList;
+    if (cls.contains('ghost') || cls.contains('target') || e.target.closest('.ghost-tag')) return;
+    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
+    if (pointers.size === 2) {
+      const [a, b] = [...pointers.values()];
+      TG.drag = null;
+      TG.pinch = { d: Math.hypot(a.x - b.x, a.y - b.y), box: TG.box.slice() };
+      return;
+    }
+    const v = app.view;
+    if (!v.board.pieces.length && humanTurn(v)) {
+      // The opening: a drag turns the view about the board's centre.
+      const r = svg.getBoundingClientRect();
+      const c = [r.left + r.width / 2, r.top + r.height / 2];
+      TG.rotating = { c, a0: Math.atan2(e.clientY - c[1], e.clientX - c[0]), angle: app.angle };
+      $('angle').hidden = false;
+    } else TG.drag = { x: e.clientX, y: e.clientY, box: TG.box.slice() };
   });
   window.addEventListener('pointermove', (e) => {
-    if (!TG.drag) return;
+    if (!pointers.has(e.pointerId)) return;
+    pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
     const r = svg.getBoundingClientRect();
-    const [x, y, w, h] = TG.drag.box;
-    TG.box = [x - ((e.clientX - TG.drag.x) / r.width) * w, y - ((e.clientY - TG.drag.y) / r.height) * h, w, h];
-    TG.auto = false;
-    svg.setAttribute('viewBox', TG.box.join(' '));
+    if (TG.pinch && pointers.size === 2) {
+      const [a, b] = [...pointers.values()];
+      const f = TG.pinch.d / Math.max(1, Math.hypot(a.x - b.x, a.y - b.y));
+      TG.box = TG.pinch.box.slice();
+      const [cx, cy] = toBox({ clientX: (a.x + b.x) / 2, clientY: (a.y + b.y) / 2 });
+      zoom(f, cx, cy);
+    } else if (TG.rotating) {
+      const { c, a0, angle } = TG.rotating;
+      const a = Math.atan2(e.clientY - c[1], e.clientX - c[0]);
+      app.angle = Math.round(angle + ((a - a0) * 180) / Math.PI);
+      app.angle = ((app.angle % 360) + 360) % 360;
+      TG.auto = true;
+      drawTriGolden(app.view);
+    } else if (TG.drag) {
+      const [x, y, w, h] = TG.drag.box;
+      const k = Math.max(w / r.width, h / r.height);
+      TG.box = [x - (e.clientX - TG.drag.x) * k, y - (e.clientY - TG.drag.y) * k, w, h];
+      TG.auto = false;
+      svg.setAttribute('viewBox', TG.box.join(' '));
+    }
   });
-  window.addEventListener('pointerup', () => { TG.drag = null; });
+  const up = (e) => {
+    pointers.delete(e.pointerId);
+    if (pointers.size < 2) TG.pinch = null;
+    if (!pointers.size) {
+      TG.drag = null;
+      if (TG.rotating) { TG.rotating = null; if (app.view) drawTriGolden(app.view); }
+    }
+  };
+  window.addEventListener('pointerup', up);
+  window.addEventListener('pointercancel', up);
+  // The buttons zoom about the view's centre.
   $('zoom-in').addEventListener('click', () => zoom(1 / 1.25));
   $('zoom-out').addEventListener('click', () => zoom(1.25));
   $('zoom-fit').addEventListener('click', () => { TG.box = TG.fit.slice(); zoom(1); TG.auto = true; });
+}
+
+// Turns the board round by half a turn, for two people on either side of one screen.
+function rotateBoard() {
+  app.angle = (app.angle + 180) % 360;
+  app.facing = !app.facing;
+  TG.auto = true;
+  if (app.view) setView(app.view);
+}
+
+function setupKeys() {
+  document.addEventListener('keydown', (e) => {
+    if (e.target.closest && e.target.closest('input, select, textarea, dialog')) return;
+    if (e.key === 'Escape') {
+      if (app.tg.preview) cancelPreview();
+      else if (app.bq.from !== null) { app.bq.from = null; if (app.view) setView(app.view); }
+    } else if (e.key === 'Enter' && app.tg.preview && !(e.target.closest && e.target.closest('button, [role=button]'))) {
+      e.preventDefault(); confirmPreview();
+    } else if (app.replay && (e.key === 'ArrowLeft' || e.key === 'ArrowRight')) {
+      replayStep(app.replay.i + (e.key === 'ArrowLeft' ? -1 : 1));
+    }
+  });
 }
 
 // ---------------------------------------------------------------- language and start-up
@@ -686,6 +1138,8 @@ function applyLang() {
   document.documentElement.lang = lang === 'zh' ? 'zh-Hant' : 'en';
   $('lang').textContent = lang === 'zh' ? 'English' : '中文';
   for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
+  for (const e of document.querySelectorAll('[data-i18n-title]')) { e.title = t(e.dataset.i18nTitle); e.setAttribute('aria-label', e.title); }
+  drawMatch();
   if (app.view) setView(app.view);
 }
 
@@ -694,22 +1148,32 @@ function init() {
   const showScoring = () => { $('scoring-box').hidden = $('game').value !== 'trigolden'; };
   // Choosing another game (or TriGolden's scoring) starts it; the AI's seat and time apply
   // to the game on screen.
-  $('game').addEventListener('change', () => { showScoring(); TG.box = null; newGame(); });
-  $('scoring').addEventListener('change', () => { TG.box = null; newGame(); });
+  $('game').addEventListener('change', () => { showScoring(); TG.box = null; app.match = null; drawMatch(); newGame(); });
+  $('scoring').addEventListener('change', () => { TG.box = null; app.match = null; drawMatch(); newGame(); });
   $('ai-seat').addEventListener('change', () => applySettings({ ai_seat: $('ai-seat').value }));
   $('ai-ms').addEventListener('change', () => { app.aiMs = Number($('ai-ms').value); applySettings({ ai_ms: app.aiMs }); });
   $('stop-ai').addEventListener('click', () => stopAi());
-  $('new').addEventListener('click', () => { TG.box = null; newGame(); });
+  $('new').addEventListener('click', () => { TG.box = null; app.match = null; drawMatch(); newGame(); });
   $('undo').addEventListener('click', () => undoRedo('undo'));
   $('redo').addEventListener('click', () => undoRedo('redo'));
   $('ai-move').addEventListener('click', () => aiMove());
-  $('r-first').addEventListener('click', () => replayGo(0));
-  $('r-prev').addEventListener('click', () => replayGo(app.replay.at - 1));
-  $('r-next').addEventListener('click', () => replayGo(app.replay.at + 1));
-  $('r-last').addEventListener('click', () => replayGo(app.replay.actions.length));
-  $('r-slider').addEventListener('input', (e) => replayGo(Number(e.target.value)));
+  $('hint').addEventListener('click', () => askHint());
+  $('pause').addEventListener('click', () => { app.paused = !app.paused; updateButtons(); if (!app.paused) maybeAi(); });
+  $('rotate').addEventListener('click', () => rotateBoard());
+  $('arbitrate').addEventListener('click', () => askArbitration(false));
+  $('confirm').addEventListener('click', () => confirmPreview());
+  $('cancel').addEventListener('click', () => cancelPreview());
+  $('new-match').addEventListener('click', () => startMatch());
+  $('match-next').addEventListener('click', () => nextMatchGame());
+  $('ai-ms-second').addEventListener('change', () => updateButtons());
+  $('r-first').addEventListener('click', () => replayStep(0));
+  $('r-prev').addEventListener('click', () => replayStep(app.replay.i - 1));
+  $('r-next').addEventListener('click', () => replayStep(app.replay.i + 1));
+  $('r-last').addEventListener('click', () => replayStep(app.replay.stops.length - 1));
+  $('r-slider').addEventListener('input', (e) => replayStep(Number(e.target.value)));
   $('take-over').addEventListener('click', () => newGame(app.replay.token, app.replay.at));
   setupPanZoom();
+  setupKeys();
   applyLang();
   const m = location.pathname.match(/^\/replay\/([A-Za-z0-9_-]+)$/);
   showScoring();
@@ -721,5 +1185,6 @@ init();
 // For the browser tests: whether the page waits on nothing (no request, no AI turn due).
 window.zeroplay = {
   view: () => app.view && Object.assign({ id: app.id }, app.view),
-  idle: () => !app.busy && !!app.view && (!!app.replay || !aiToMove(app.view) || !!app.view.outcome),
+  idle: () => !app.busy && !!app.view &&
+    (!!app.replay || !aiToMove(app.view) || !!app.view.outcome || (app.paused && app.view.ai_seat === 'both')),
 };

@@ -85,6 +85,58 @@ try {
   if (taken.ply !== mid || !taken.id) fail('take over did not start a game at ply ' + mid);
   if (JSON.stringify(taken.history) !== JSON.stringify(end.history.slice(0, mid))) fail('take over changed the moves');
 
+  // ---- The keyboard, a hint and the move list in words (Battle Number, two people).
+  await page.goto(url);
+  await idle();
+  await page.selectOption('#ai-seat', 'none');
+  await page.click('#new');
+  await idle();
+  await page.focus('#board rect.sq.legal');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => window.zeroplay.view().ply === 1);
+  await idle();
+  await page.click('#hint');
+  await page.waitForFunction(() => /%/.test(document.getElementById('hint-text').textContent), null, { timeout: 20000 });
+  const hinted = (await page.$$('#palette button[data-hint]')).length + (await page.$$('#board .hint-mark')).length;
+  if (!hinted) fail('the hint marks nothing on the board or the palette');
+  if ((await view()).ply !== 1) fail('a hint played a move');
+  await page.screenshot({ path: out + '/battlenumber-hint.png' });
+  await page.click('#palette button[data-action]');
+  await idle();
+  const moves = await page.$$eval('#history li', (e) => e.map((x) => x.textContent));
+  if (moves.length !== 1 || !/^First: d3 /.test(moves[0])) fail('move list: ' + JSON.stringify(moves));
+  console.log('keyboard, hint and move list: ' + (await page.textContent('#hint-text')));
+
+  // ---- AI against AI in a two-game match: pace, pause, and the result table.
+  await page.selectOption('#ai-seat', 'both');
+  await page.selectOption('#ai-ms', '300');
+  await page.selectOption('#ai-ms-second', '300');
+  await page.selectOption('#pace', '0');
+  await page.click('#new-match');
+  await page.waitForSelector('#match-next:not([hidden])', { timeout: 120000 });
+  const game1 = await view();
+  if (!game1.outcome || game1.ai_seat !== 'both') fail('game 1 of the match did not end with the AI in both seats');
+  await page.selectOption('#pace', '500');
+  await page.click('#match-next');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().ply >= 6, null, { timeout: 60000 });
+  await page.click('#pause');
+  await idle();
+  const pausedAt = (await view()).ply;
+  await page.waitForTimeout(1500);
+  if ((await view()).ply !== pausedAt) fail('the AI went on playing while paused');
+  if (await page.$eval('#undo', (e) => e.disabled)) fail('undo is off while paused');
+  await page.screenshot({ path: out + '/match-paused.png' });
+  await page.selectOption('#pace', '0');
+  await page.click('#pause');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().outcome, null, { timeout: 120000 });
+  await idle();
+  const rows = await page.$$eval('#match-table tr', (e) => e.map((x) => x.textContent));
+  const result = await page.textContent('#match-result');
+  if (rows.length !== 4 || !/match|tied/.test(result) || (await page.isVisible('#match-next'))) fail('match table: ' + JSON.stringify([rows, result]));
+  await page.screenshot({ path: out + '/match-result.png' });
+  console.log('match: ' + result);
+  await page.selectOption('#ai-seat', 'second');
+
   // ---- While the AI thinks: the controls are off and stay in place; "Stop the AI" hands its
   // seat to a person; a new game started meanwhile is not overtaken by the old search.
   await page.goto(url);
@@ -164,11 +216,38 @@ try {
       ghost = await page.$('#board g.ghost-tag:last-of-type');
     }
     const before = (await view()).ply;
+    // A ghost is a preview: nothing is placed until Place (Escape goes back).
     await ghost.click();
+    if (!(await page.isVisible('#confirm')) || !(await page.$('#board polygon.ghost.preview'))) fail('no preview with Place/Cancel');
+    if ((await view()).ply !== before) fail('a ghost click placed the piece without confirmation');
+    await page.keyboard.press('Escape');
+    if (await page.isVisible('#confirm')) fail('Escape did not cancel the preview');
+    ghost = await page.$('#board g.ghost-tag:last-of-type') || await page.$('#board polygon.ghost');
+    await ghost.click();
+    await page.click('#confirm');
     await page.waitForFunction((n) => window.zeroplay.view().ply === n + 1, before);
     await idle();
   };
+  // The board's toolbar lies inside the board, bottom centre; one tracker per player.
+  const tools = await page.$eval('#board-tools', (e) => e.getBoundingClientRect().toJSON());
+  const boardBox = await page.$eval('#board', (e) => e.getBoundingClientRect().toJSON());
+  if (Math.abs(tools.x + tools.width / 2 - (boardBox.x + boardBox.width / 2)) > 2 || tools.bottom > boardBox.bottom || tools.top < boardBox.top + boardBox.height / 2) {
+    fail('the toolbar is not inside the board at the bottom centre: ' + JSON.stringify([tools, boardBox]));
+  }
+  if (!(await page.$('#tracker-first.active')) || (await page.$('#tracker-second.active'))) fail('the first player\'s tracker is not the active one');
+  // The opening: a drag turns the view (whole degrees, shown) before the first piece.
+  await page.mouse.move(boardBox.x + boardBox.width * 0.8, boardBox.y + boardBox.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(boardBox.x + boardBox.width / 2, boardBox.y + boardBox.height * 0.8, { steps: 6 });
+  const angleText = await page.textContent('#angle');
+  await page.mouse.up();
+  const angle = Number((angleText.match(/(\d+)°/) || [])[1]);
+  if (!(angle > 60 && angle < 120)) fail('a quarter-turn drag turned the view to ' + angleText);
+  const turned = await page.$eval('#tg-root', (e) => e.getAttribute('transform'));
+  if (turned !== `rotate(${angle})`) fail('the board is not drawn turned: ' + turned);
+  await page.screenshot({ path: out + '/trigolden-opening-turned.png' });
   await placeOne(); // opening
+  if (!(await page.$('#tracker-second.active')) || (await page.$('#tracker-first.active'))) fail('the trackers did not change sides');
   await placeOne(); // second seat, first piece
   const midTurn = await view();
   if (midTurn.turn_start) fail('a two-piece turn ended after one piece');
@@ -178,7 +257,27 @@ try {
   const drawn = await page.$$eval('#board polygon.piece', (e) => e.length);
   if (drawn !== 3) fail(`${drawn} pieces drawn, 3 placed`);
   if ((await page.$$('#board polygon.piece.last')).length !== 2) fail('the last turn is not marked');
+  // Arbitration at a turn start: a dialog with the count of legal turns.
+  await page.click('#arbitrate');
+  await page.waitForSelector('#arb-dialog[open]');
+  const arb = await page.textContent('#arb-text');
+  const legalTurns = Number((arb.match(/(\d+) legal turns/) || [])[1]);
+  if (!(legalTurns > 0) || !/No violation/.test(arb)) fail('arbitration dialog: ' + arb);
+  await page.screenshot({ path: out + '/trigolden-arbitration.png' });
+  await page.click('#arb-close');
+  // Zoom buttons keep the centre; the rotate button turns the board round for face-to-face
+  // play, the far player's tracker on the far side.
+  const vb = async () => (await page.$eval('#board', (e) => e.getAttribute('viewBox'))).split(' ').map(Number);
+  const [ax, ay, aw, ah] = await vb();
   await page.click('#zoom-in');
+  const [bx, by, bw, bh] = await vb();
+  if (Math.abs(ax + aw / 2 - (bx + bw / 2)) > 1e-6 || Math.abs(ay + ah / 2 - (by + bh / 2)) > 1e-6 || !(bw < aw)) fail('zoom moved the centre');
+  await page.click('#rotate');
+  const firstTop = await page.$eval('#tracker-first', (e) => e.getBoundingClientRect().top);
+  const boardTop = await page.$eval('#board', (e) => e.getBoundingClientRect().top);
+  if (!(await page.$('#board-col.rotated')) || !(firstTop < boardTop)) fail('rotate: the first player\'s tracker is not across the board');
+  await page.screenshot({ path: out + '/trigolden-face-to-face.png' });
+  await page.click('#rotate');
   await page.screenshot({ path: out + '/trigolden-turn.png' });
   console.log('trigolden: opening and a two-piece turn placed');
 
@@ -212,12 +311,31 @@ try {
   if (!bq.history.some((a) => a.startsWith('='))) fail('no flip was revealed');
   await page.screenshot({ path: out + '/banqi.png' });
   console.log(`banqi: ${bq.ply} actions, ${bqMoves} moves by the page, ${faceDown} face down`);
+  // Its replay steps over a flip and its reveal as one move, never stopping between them.
+  await page.goto(await page.inputValue('#link'));
+  await page.waitForFunction(() => window.zeroplay && window.zeroplay.view() && !document.getElementById('replay-box').hidden);
+  const steps = Number(await page.$eval('#r-slider', (e) => e.max));
+  if (!(steps < bq.history.length)) fail(`the Banqi replay counts ${steps} steps for ${bq.history.length} clicks`);
+  for (let i = 0; i < 4; i++) {
+    await page.click('#r-prev');
+    await page.waitForFunction((n) => document.getElementById('r-slider').value === String(n), steps - i - 1);
+    const r = await view();
+    if (!r.outcome && !r.to_move) fail('the replay stopped between a flip and its reveal at ply ' + r.ply);
+  }
 
   // ---- Chinese labels, and a phone-sized screen.
+  await page.goto(url);
+  await idle();
   await page.click('#lang');
   const label = await page.textContent('#new');
   if (label !== '新局') fail('language switch: ' + label);
   await page.setViewportSize({ width: 390, height: 844 });
+  await page.selectOption('#ai-seat', 'none');
+  await page.selectOption('#game', 'trigolden');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'trigolden');
+  await idle();
+  await placeOne();
+  await page.click('#palette button[data-shape]:not([disabled])');
   await page.screenshot({ path: out + '/trigolden-zh-phone.png', fullPage: true });
   await page.selectOption('#game', 'battlenumber');
   await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'battlenumber');
