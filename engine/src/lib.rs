@@ -30,6 +30,7 @@ pub mod agent;
 pub mod arena;
 pub mod banqi;
 pub mod battlenumber;
+pub mod caption;
 pub mod eval;
 pub mod features;
 pub mod game;

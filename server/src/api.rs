@@ -74,7 +74,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/games/{id}/undo", post(undo))
         .route("/api/games/{id}/redo", post(redo))
         .route("/api/games/{id}/ai", post(ai))
-        .route("/api/games/{id}/board.svg", get(svg))
+        .route("/api/games/{id}/board.svg", get(crate::download::svg))
         .route("/api/games/{id}/hint", post(hint))
         .route("/api/games/{id}/arbitration", get(arbitration))
         .route("/api/replay/{token}", get(replay_info))
@@ -150,7 +150,7 @@ fn game_id(s: &str) -> Result<u64, ApiError> {
     u64::from_str_radix(s, 16).map_err(|_| ApiError::NotFound(format!("no game {s:?}")))
 }
 
-fn held(state: &AppState, id: &str) -> Result<Arc<Held>, ApiError> {
+pub(crate) fn held(state: &AppState, id: &str) -> Result<Arc<Held>, ApiError> {
     let n = game_id(id)?;
     let h = state.games.lock().expect("not poisoned").get(&n).cloned();
     let h = h.ok_or_else(|| {
@@ -603,37 +603,6 @@ async fn arbitration(
     }
 }
 
-async fn svg(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Response, ApiError> {
-    let h = held(&state, &id)?;
-    let (doc, stem) = h.table.lock().expect("not poisoned").svg();
-    let name = format!("{stem}_{}.svg", stamp(std::time::SystemTime::now()));
-    Ok((
-        [
-            (header::CONTENT_TYPE, "image/svg+xml".to_string()),
-            (header::CONTENT_DISPOSITION, format!("attachment; filename=\"{name}\"")),
-        ],
-        doc,
-    )
-        .into_response())
-}
-
-/// `yyyymmdd_hhmmss` (UTC) of `t`.
-pub fn stamp(t: std::time::SystemTime) -> String {
-    let secs = t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}{m:02}{d:02}_{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ReplayQuery {
@@ -686,19 +655,4 @@ async fn replay_info(
     .await
     .map_err(|e| ApiError::BadRequest(format!("replay: {e}")))??;
     Ok(Json(v))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stamps_are_utc_civil_time() {
-        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_000_000);
-        // 2026-11-18 11:06:40 UTC (as Python's datetime.utcfromtimestamp has it)
-        assert_eq!(stamp(t), "20261118_110640");
-        assert_eq!(stamp(std::time::UNIX_EPOCH), "19700101_000000");
-        let leap = std::time::UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(stamp(leap), "20000229_000000");
-    }
 }

@@ -37,6 +37,7 @@ use tracing::{info, warn};
 
 pub mod api;
 mod assets;
+mod download;
 pub mod client;
 pub mod metrics;
 pub mod replay;

@@ -52,8 +52,11 @@ pub trait Served: Game + Send + 'static {
         actions.iter().map(|a| json!({ "action": a.to_string() })).collect()
     }
 
-    /// The board as an SVG document.
-    fn svg(&self) -> String;
+    /// The board as an SVG document, with `caption` (lines of text) under it.
+    fn svg(&self, caption: &[String]) -> String;
+
+    /// The game's own line for a picture's caption (scores, colours), in Chinese if `zh`.
+    fn caption_line(&self, zh: bool) -> String;
 
     /// The file name of the SVG download (without the time stamp and extension).
     fn svg_name() -> &'static str;
@@ -131,8 +134,13 @@ impl Served for BattleNumber {
         })
     }
 
-    fn svg(&self) -> String {
-        battlenumber::render::svg(self)
+    fn svg(&self, caption: &[String]) -> String {
+        battlenumber::render::svg_with_caption(self, caption)
+    }
+
+    fn caption_line(&self, zh: bool) -> String {
+        let s = self.score_first();
+        if zh { format!("比分（先手）：{s:+}") } else { format!("Score (first): {s:+}") }
     }
 
     fn svg_name() -> &'static str {
@@ -237,8 +245,18 @@ impl Served for TriGolden {
             .collect()
     }
 
-    fn svg(&self) -> String {
-        trigolden::render::svg(self)
+    fn svg(&self, caption: &[String]) -> String {
+        trigolden::render::svg_with_caption(self, caption)
+    }
+
+    fn caption_line(&self, zh: bool) -> String {
+        let [a, b] = self.scores();
+        let turn = (self.turns_played() + 1).min(self.total_turns());
+        if zh {
+            format!("分數：先手 {a}，後手 {b} · 第 {turn} / {} 回合", self.total_turns())
+        } else {
+            format!("Points: first {a}, second {b} · turn {turn} of {}", self.total_turns())
+        }
     }
 
     fn svg_name() -> &'static str {
@@ -298,8 +316,26 @@ impl Served for Banqi {
         })
     }
 
-    fn svg(&self) -> String {
-        banqi::render::svg(self)
+    fn svg(&self, caption: &[String]) -> String {
+        banqi::render::svg_with_caption(self, caption)
+    }
+
+    fn caption_line(&self, zh: bool) -> String {
+        let name = |c: Option<banqi::Colour>| match (c, zh) {
+            (Some(banqi::Colour::Red), false) => "red",
+            (Some(banqi::Colour::Black), false) => "black",
+            (Some(banqi::Colour::Red), true) => "紅",
+            (Some(banqi::Colour::Black), true) => "黑",
+            (None, false) => "no colour yet",
+            (None, true) => "未定",
+        };
+        let (a, b) = (name(self.colour_of(Seat::First)), name(self.colour_of(Seat::Second)));
+        let q = self.quiet_plies();
+        if zh {
+            format!("先手 {a}，後手 {b} · {q} 步未吃未翻")
+        } else {
+            format!("First {a}, second {b} · {q} quiet plies")
+        }
     }
 
     fn svg_name() -> &'static str {

@@ -39,8 +39,9 @@ pub trait Table: Send {
     /// # Errors
     /// [`ApiError::Conflict`] when there is nothing to redo.
     fn redo(&mut self) -> Result<(), ApiError>;
-    /// The board as SVG, and the download's file name stem.
-    fn svg(&self) -> (String, &'static str);
+    /// The board as SVG with a caption (in Chinese if `zh`; `when` is the reader's local time),
+    /// and the download's file name stem.
+    fn svg(&self, zh: bool, when: &str) -> (String, &'static str);
     /// Clicks applied so far (the cursor), which an AI job checks before applying its move.
     fn ply(&self) -> usize;
     /// Starts an AI turn: the closure runs on a blocking thread and returns the clicks of one
@@ -312,8 +313,42 @@ impl<G: Served> Table for Session<G> {
         Ok(())
     }
 
-    fn svg(&self) -> (String, &'static str) {
-        (self.state.svg(), G::svg_name())
+    fn svg(&self, zh: bool, when: &str) -> (String, &'static str) {
+        let kind = GameKind::of::<G>();
+        let title = match (kind, zh) {
+            (GameKind::BattleNumber, true) => "拚數棋",
+            (GameKind::TriGolden, true) => "頂鑫棋",
+            (GameKind::Banqi, true) => "暗棋",
+            (GameKind::BattleNumber, false) => "Battle Number",
+            (GameKind::TriGolden, false) => "TriGolden",
+            (GameKind::Banqi, false) => "Banqi",
+        };
+        let seat = |s: Seat| match (s, zh) {
+            (Seat::First, false) => "First",
+            (Seat::Second, false) => "Second",
+            (Seat::First, true) => "先手",
+            (Seat::Second, true) => "後手",
+        };
+        let status = match (self.state.outcome(), mover(&self.state)) {
+            (Some(o), _) => match (o.winner(), o.decisive.is_some(), zh) {
+                (Some(w), false, false) => format!("{} wins", seat(w)),
+                (Some(w), true, false) => format!("{} wins outright (no legal move for the other)", seat(w)),
+                (Some(w), false, true) => format!("{}勝", seat(w)),
+                (Some(w), true, true) => format!("{}直接勝（對方無合法著法）", seat(w)),
+                (None, _, false) => "Draw".into(),
+                (None, _, true) => "和局".into(),
+            },
+            (None, Some(s)) => {
+                if zh {
+                    format!("輪到{}", seat(s))
+                } else {
+                    format!("{} to move", seat(s))
+                }
+            }
+            (None, None) => String::new(),
+        };
+        let caption = [format!("{title} · {when}"), status, self.state.caption_line(zh)];
+        (self.state.svg(&caption), G::svg_name())
     }
 
     fn ply(&self) -> usize {
@@ -402,7 +437,7 @@ impl<G: Served> Table for Session<G> {
             let best = agent.choose(&state, &mut rng, &mut |p| last = Some((p.sims, p.value)));
             let mut children = agent.root_children();
             let total: u64 = children.iter().map(|c| u64::from(c.visits)).sum();
-            children.sort_by(|a, b| b.visits.cmp(&a.visits));
+            children.sort_by_key(|c| std::cmp::Reverse(c.visits));
             let mut top: Vec<Value> = children
                 .iter()
                 .filter(|c| c.visits > 0)

@@ -457,11 +457,29 @@ fn a_banqi_game_with_flips_resolved_by_the_hidden_deal_undo_and_replay() {
     let token = v["replay"].as_str().unwrap().to_string();
     let r = s.ok("GET", &format!("/api/replay/{token}"), None);
     assert_eq!(r["state"]["board"]["squares"][11], revealed.as_str());
-    // The SVG download is named for the game.
+    // The SVG download is named for the game, captioned in the page's language with the
+    // reader's local time, and wide enough for its caption.
     let (st, head, svg) = s.raw("GET", &format!("/api/games/{id}/board.svg"), None, "text/plain");
     assert_eq!(st, 200);
     assert!(head.contains("Banqi_"), "{head}");
-    assert!(String::from_utf8_lossy(&svg).starts_with("<svg"));
+    let svg = String::from_utf8_lossy(&svg).to_string();
+    assert!(svg.starts_with("<svg") && svg.contains("Banqi · ") && svg.contains("(UTC+0:00)"), "{svg}");
+    assert!(svg.contains("First to move") && !svg.contains("player 1"), "{svg}");
+    let width: f64 = svg.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    for line in svg.split("<text").skip(1).filter(|t| t.contains("font-size=\"16\"")) {
+        let text = line.split('>').nth(1).unwrap().split('<').next().unwrap();
+        assert!(engine::caption::width(text) <= width, "{text:?} is wider than the picture ({width})");
+    }
+    let (st, head, zh) =
+        s.raw("GET", &format!("/api/games/{id}/board.svg?lang=zh&tz=-300"), None, "text/plain");
+    let zh = String::from_utf8_lossy(&zh).to_string();
+    assert_eq!(st, 200);
+    assert!(zh.contains("暗棋 · ") && zh.contains("輪到先手") && zh.contains("(UTC-5:00)"), "{zh}");
+    assert!(head.contains("Banqi_"), "{head}");
+    for bad in ["lang=fr", "tz=900", "tz=x", "colour=1"] {
+        let (st, _) = s.call("GET", &format!("/api/games/{id}/board.svg?{bad}"), None);
+        assert_eq!(st, 400, "{bad}");
+    }
     // Banqi has no options.
     let (st, e) = s.call("POST", "/api/games", Some(json!({"game": "banqi", "options": {"x": 1}})));
     assert_eq!(st, 400, "{e}");

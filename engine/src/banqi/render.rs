@@ -19,8 +19,42 @@ pub fn character(p: Piece) -> char {
 
 /// The picture of `g` as a standalone SVG document.
 pub fn svg(g: &Banqi) -> String {
+    svg_with_caption(g, &[english_caption(g)])
+}
+
+/// The caption line [`svg`] writes: who is to move or won, quiet plies, the face-down pool.
+pub fn english_caption(g: &Banqi) -> String {
+    let mut pool = String::new();
+    for code in 0..PIECE_CODES as u8 {
+        let p = Piece::from_code(code);
+        let n = g.pool_count(p);
+        if n > 0 {
+            let _ = write!(pool, "{}×{n} ", character(p));
+        }
+    }
+    let status = match (g.outcome(), g.colour_to_move()) {
+        (Some(o), _) => match o.winner() {
+            Some(seat) => {
+                format!("{} wins", if g.colour_of(seat) == Some(Colour::Red) { "red" } else { "black" })
+            }
+            None => "draw".into(),
+        },
+        (None, Some(Colour::Red)) => "red to move".into(),
+        (None, Some(Colour::Black)) => "black to move".into(),
+        (None, None) => "first flip to come".into(),
+    };
+    format!(
+        "{status} · {} quiet plies · face down: {}",
+        g.quiet_plies(),
+        if pool.is_empty() { "none".to_string() } else { pool.trim_end().to_string() }
+    )
+}
+
+/// The picture of `g` with `caption` under the board (the picture widens for long lines).
+pub fn svg_with_caption(g: &Banqi, caption: &[String]) -> String {
     let (bw, bh) = (8.0 * CELL, 4.0 * CELL);
-    let (w, h) = (bw + 40.0, bh + 90.0);
+    let (cw, ch) = crate::caption::size(caption);
+    let (w, h) = ((bw + 40.0).max(cw + 40.0), bh + 40.0 + ch);
     let mut s = String::new();
     let _ = write!(
         s,
@@ -73,32 +107,7 @@ pub fn svg(g: &Banqi) -> String {
             }
         }
     }
-    let mut pool = String::new();
-    for code in 0..PIECE_CODES as u8 {
-        let p = Piece::from_code(code);
-        let n = g.pool_count(p);
-        if n > 0 {
-            let _ = write!(pool, "{}×{n} ", character(p));
-        }
-    }
-    let status = match (g.outcome(), g.colour_to_move()) {
-        (Some(o), _) => match o.winner() {
-            Some(seat) => {
-                format!("{} wins", if g.colour_of(seat) == Some(Colour::Red) { "red" } else { "black" })
-            }
-            None => "draw".into(),
-        },
-        (None, Some(Colour::Red)) => "red to move".into(),
-        (None, Some(Colour::Black)) => "black to move".into(),
-        (None, None) => "first flip to come".into(),
-    };
-    let _ = write!(
-        s,
-        r##"<text x="0" y="{}" font-size="15" fill="#222">{status} · {} quiet plies · face down: {}</text>"##,
-        bh + 42.0,
-        g.quiet_plies(),
-        if pool.is_empty() { "none".to_string() } else { pool.trim_end().to_string() }
-    );
+    crate::caption::write(&mut s, caption, 0.0, bh + 46.0);
     s.push_str("</svg>");
     s
 }

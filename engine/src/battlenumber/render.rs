@@ -10,10 +10,29 @@ use crate::game::{Game, Seat};
 const CELL: f64 = 60.0;
 const COLOURS: [(&str, &str); 2] = [("#f3d08a", "#7a5300"), ("#a9c8ee", "#123e6e")];
 
-/// The picture of `g` as a standalone SVG document.
+/// The picture of `g` as a standalone SVG document, with an English caption.
 pub fn svg(g: &BattleNumber) -> String {
+    svg_with_caption(g, &[english_caption(g)])
+}
+
+/// The caption line [`svg`] writes: the result or the score.
+pub fn english_caption(g: &BattleNumber) -> String {
+    let score = g.score_first();
+    match g.outcome() {
+        Some(o) => match o.winner() {
+            Some(Seat::First) => format!("first seat wins ({score:+})"),
+            Some(Seat::Second) => format!("second seat wins ({score:+})"),
+            None => "draw".to_string(),
+        },
+        None => format!("score (first seat) {score:+}"),
+    }
+}
+
+/// The picture of `g` with `caption` under the board (the picture widens for long lines).
+pub fn svg_with_caption(g: &BattleNumber, caption: &[String]) -> String {
     let size = 7.0 * CELL;
-    let (w, h) = (size + 20.0, size + 60.0);
+    let (cw, ch) = crate::caption::size(caption);
+    let (w, h) = ((size + 20.0).max(cw + 20.0), size + 20.0 + ch);
     let mut s = String::new();
     let _ = write!(
         s,
@@ -84,16 +103,7 @@ pub fn svg(g: &BattleNumber) -> String {
             );
         }
     }
-    let score = g.score_first();
-    let status = match g.outcome() {
-        Some(o) => match o.winner() {
-            Some(Seat::First) => format!("first seat wins ({score:+})"),
-            Some(Seat::Second) => format!("second seat wins ({score:+})"),
-            None => "draw".to_string(),
-        },
-        None => format!("score (first seat) {score:+}"),
-    };
-    let _ = write!(s, r##"<text x="0" y="{}" font-size="18" fill="#333">{status}</text>"##, size + 30.0);
+    crate::caption::write(&mut s, caption, 0.0, size + 26.0);
     s.push_str("</svg>");
     s
 }

@@ -11,8 +11,31 @@ use crate::game::{Game, Seat};
 
 const COLOURS: [(&str, &str); 2] = [("#e8b33c", "#7a5300"), ("#4f86c6", "#123e6e")];
 
-/// The picture of `g` as a standalone SVG document.
+/// The picture of `g` as a standalone SVG document, with an English caption.
 pub fn svg(g: &TriGolden) -> String {
+    svg_with_caption(g, &[english_caption(g)])
+}
+
+/// The caption line [`svg`] writes: the scores and the turn, or the result.
+pub fn english_caption(g: &TriGolden) -> String {
+    let status = match g.outcome() {
+        Some(o) => match o.decisive {
+            Some(w) => format!("{} wins by arbitration", if w == Seat::First { "first" } else { "second" }),
+            None => "game over".to_string(),
+        },
+        None => format!(
+            "turn {} of {}: {} to move",
+            g.turns_played() + 1,
+            g.total_turns(),
+            if g.mover() == Seat::First { "first" } else { "second" }
+        ),
+    };
+    let [a, b] = g.scores();
+    format!("first: {a}   second: {b}   ({status})")
+}
+
+/// The picture of `g` with `caption` under the figure (the picture widens for long lines).
+pub fn svg_with_caption(g: &TriGolden, caption: &[String]) -> String {
     let pieces = g.pieces();
     let scale = 40.0;
     let pts: Vec<[(f64, f64); 4]> = pieces
@@ -32,19 +55,22 @@ pub fn svg(g: &TriGolden) -> String {
         y1 = y1.max(p.1);
     }
     let pad = scale;
-    let (w, h) = (x1 - x0 + 2.0 * pad, y1 - y0 + 2.0 * pad + 40.0);
+    let (cw, ch) = crate::caption::size(caption);
+    // A narrow figure is centred over a caption wider than itself.
+    let fw = x1 - x0 + 2.0 * pad;
+    let w = fw.max(cw + 20.0);
+    let left = x0 - pad - (w - fw) / 2.0;
+    let h = y1 - y0 + 2.0 * pad + ch;
     let mut s = String::new();
     let _ = write!(
         s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="{:.1} {:.1} {w:.1} {h:.1}" width="{w:.0}" height="{h:.0}" font-family="sans-serif">"#,
-        x0 - pad,
-        y0 - pad - 40.0
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="{left:.1} {:.1} {w:.1} {h:.1}" width="{w:.0}" height="{h:.0}" font-family="sans-serif">"#,
+        y0 - pad
     );
     let _ = write!(
         s,
-        r##"<rect x="{:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="#fbf8f1"/>"##,
-        x0 - pad,
-        y0 - pad - 40.0
+        r##"<rect x="{left:.1}" y="{:.1}" width="{w:.1}" height="{h:.1}" fill="#fbf8f1"/>"##,
+        y0 - pad
     );
     // The last complete turn: the pieces placed since the turn before began.
     let last: usize = match (g.turns_played(), g.at_turn_start()) {
@@ -66,7 +92,7 @@ pub fn svg(g: &TriGolden) -> String {
             path.join(" "),
             g.options().shapes.shapes[usize::from(p.shape)].name,
             if p.mirror { "'" } else { "" },
-            if p.owner == Seat::First { "player 1" } else { "player 2" },
+            if p.owner == Seat::First { "first" } else { "second" },
         );
         let (cx, cy) = v.iter().fold((0.0, 0.0), |a, b| (a.0 + b.0 / 4.0, a.1 + b.1 / 4.0));
         let _ = write!(
@@ -105,24 +131,7 @@ pub fn svg(g: &TriGolden) -> String {
             -y * scale
         );
     }
-    let status = match g.outcome() {
-        Some(o) => match o.decisive {
-            Some(w) => format!("player {} wins by arbitration", w.index() + 1),
-            None => "game over".to_string(),
-        },
-        None => format!(
-            "turn {} of {}: player {} to move",
-            g.turns_played() + 1,
-            g.total_turns(),
-            g.mover().index() + 1
-        ),
-    };
-    let [a, b] = g.scores();
-    let _ = write!(
-        s,
-        r##"<text x="{:.1}" y="{:.1}" font-size="16" fill="#333">player 1: {a}   player 2: {b}   ({status})</text></svg>"##,
-        x0 - pad + 10.0,
-        y0 - pad - 15.0
-    );
+    crate::caption::write(&mut s, caption, left + 10.0, y1 + pad + 14.0);
+    s.push_str("</svg>");
     s
 }
