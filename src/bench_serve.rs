@@ -1,5 +1,6 @@
-//! `zeroplay bench serve`: the play server measured through its HTTP API — AI move latency
-//! against the time asked for, simulations/s through the server, and memory per held game.
+//! `zeroplay bench serve`: the play server measured through its HTTP API — page load (the
+//! client's files and the first game), AI move latency against the time asked for,
+//! simulations/s through the server, and memory per held game.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -27,6 +28,19 @@ pub struct ServeBenchArgs {
     /// Serve this model file (Battle Number); none: the rollout AI.
     #[arg(long)]
     pub model: Option<std::path::PathBuf>,
+    /// Serve this TriGolden model file; none: `--trigolden-agent` decides.
+    #[arg(long)]
+    pub trigolden_model: Option<std::path::PathBuf>,
+    /// TriGolden AI, as `serve`'s `trigolden_agent` (e.g. `trigolden-user` for the user's file
+    /// clock, to compare with the default's `clock=turn`).
+    #[arg(long, default_value = "auto")]
+    pub trigolden_agent: String,
+    /// Serve this Banqi model file; none: the alpha-beta AI.
+    #[arg(long)]
+    pub banqi_model: Option<std::path::PathBuf>,
+    /// Games whose AI latency is measured (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "battlenumber,trigolden,banqi")]
+    pub ai_games: Vec<String>,
     /// Seed of the positions.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -75,6 +89,53 @@ fn ok(r: std::io::Result<client::Response>, what: &str) -> Result<Value> {
     Ok(r.json())
 }
 
+/// GETs `path` on a new connection asking for gzip, as a browser does; returns the status
+/// and the bytes that came over the wire (head and body).
+fn fetch_gzip(addr: SocketAddr, path: &str) -> Result<(u16, usize)> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr)?;
+    c.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    write!(c, "GET {path} HTTP/1.1\r\nHost: bench\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n")?;
+    let mut buf = Vec::new();
+    c.read_to_end(&mut buf)?;
+    let head = String::from_utf8_lossy(&buf[..buf.len().min(64)]).to_string();
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    if status != 200 {
+        bail!("GET {path}: {head}");
+    }
+    Ok((status, buf.len()))
+}
+
+/// A new game of `kind` after `plies` clicks chosen at random among the server's legal
+/// clicks (fewer if the game ends), stopped at a turn start.
+fn game_random(addr: SocketAddr, kind: &str, plies: usize, seed: u64) -> Result<String> {
+    let mut rng = engine::rng_from_seed(seed);
+    let mut v = ok(
+        client::json(
+            addr,
+            "POST",
+            "/api/games",
+            Some(&json!({"game": kind, "ai_seat": "none", "seed": seed})),
+        ),
+        "new game",
+    )?;
+    let id = v["id"].as_str().context("game id")?.to_string();
+    let mut n = 0;
+    while v["outcome"].is_null() && (n < plies || v["turn_start"] != true) {
+        let legal = v["legal"].as_array().context("legal")?;
+        let last_plies = n + 1 >= plies;
+        // Near the end, the first legal click: quickest to a turn start.
+        let pick = if last_plies { 0 } else { rand::RngExt::random_range(&mut rng, 0..legal.len()) };
+        let a = legal[pick]["action"].as_str().context("action")?.to_string();
+        v = ok(
+            client::json(addr, "POST", &format!("/api/games/{id}/click"), Some(&json!({"action": a}))),
+            "click",
+        )?;
+        n += 1;
+    }
+    Ok(id)
+}
+
 /// A game of `kind` at the position after `clicks` (played through the API).
 fn game_at(addr: SocketAddr, kind: &str, clicks: &[String]) -> Result<String> {
     let v = ok(
@@ -98,7 +159,10 @@ fn game_at(addr: SocketAddr, kind: &str, clicks: &[String]) -> Result<String> {
 pub fn run(args: ServeBenchArgs) -> Result<()> {
     let cfg = ServeConfig {
         model: args.model.clone(),
-        max_games: args.games * 2 + args.moves * args.ms.len() * 2 + 16,
+        trigolden_model: args.trigolden_model.clone(),
+        trigolden_agent: args.trigolden_agent.clone(),
+        banqi_model: args.banqi_model.clone(),
+        max_games: args.games * 2 + args.moves * args.ms.len() * 6 + 16,
         max_games_per_client: usize::MAX / 2,
         max_ai_ms: args.ms.iter().copied().max().unwrap_or(1000).max(1000),
         ..ServeConfig::default()
@@ -118,39 +182,103 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
         if args.model.is_some() { "network leaf" } else { "rollout AI" }
     );
 
-    // AI latency and simulations/s, Battle Number, from positions a random number of turns in.
-    println!("\nAI moves through the server (Battle Number, {} moves per setting; medians):", args.moves);
-    println!("| asked | latency | over the asked time | simulations/s | simulations per move |");
-    println!("|---|---|---|---|---|");
-    for &ms in &args.ms {
-        let (mut lat, mut over, mut rate, mut sims) = (vec![], vec![], vec![], vec![]);
-        for i in 0..args.moves {
-            let plies = 10 + (i * 7) % 60;
-            let clicks = random_clicks::<BattleNumber>(plies, args.seed * 1000 + i as u64);
-            let id = game_at(addr, "battlenumber", &clicks)?;
+    // Page load: what a browser fetches to show a game (the page, its script and style, each
+    // on a new connection, gzip asked for as browsers do), then the first game's view.
+    println!(
+        "\nPage load through HTTP ({} loads per game; medians; new connection per request):",
+        args.moves
+    );
+    println!("| file | bytes | gzip bytes on the wire |");
+    println!("|---|---|---|");
+    for path in ["/", "/app.js", "/style.css"] {
+        let plain = client::request(addr, "GET", path, None, "text/plain")?.body.len();
+        let (_, wire) = fetch_gzip(addr, path)?;
+        println!("| {path} | {plain} | {wire} |");
+    }
+    println!("\n| game | page + script + style | first game (POST /api/games) | whole load |");
+    println!("|---|---|---|---|");
+    for kind in ["battlenumber", "trigolden", "banqi"] {
+        let (mut files, mut first, mut whole) = (vec![], vec![], vec![]);
+        for _ in 0..args.moves.max(1) {
             let t = Instant::now();
-            let r =
-                client::request(addr, "POST", &format!("/api/games/{id}/ai?ms={ms}"), None, "text/plain")?;
-            let took = t.elapsed().as_secs_f64() * 1e3;
-            let done = r.events().into_iter().rev().find(|(e, _)| e == "done").context("no done event")?.1;
-            let n = done["search"]["sims"].as_f64().unwrap_or(0.0);
-            let el = done["search"]["elapsed_ms"].as_f64().unwrap_or(ms as f64).max(1.0);
-            lat.push(took);
-            over.push(took - ms as f64);
-            rate.push(n / (el / 1e3));
-            sims.push(n);
+            for path in ["/", "/app.js", "/style.css"] {
+                fetch_gzip(addr, path)?;
+            }
+            let f = t.elapsed().as_secs_f64() * 1e3;
+            let t2 = Instant::now();
+            let v = ok(
+                client::json(addr, "POST", "/api/games", Some(&json!({"game": kind, "ai_seat": "second"}))),
+                "new game",
+            )?;
+            let g = t2.elapsed().as_secs_f64() * 1e3;
+            files.push(f);
+            first.push(g);
+            whole.push(f + g);
+            let id = v["id"].as_str().context("game id")?;
             client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
         }
         println!(
-            "| {ms} ms | {:.1} ms | {:+.1} ms | {:.0} | {:.0} |",
-            median(&mut lat),
-            median(&mut over),
-            median(&mut rate),
-            median(&mut sims)
+            "| {kind} | {:.2} ms | {:.2} ms | {:.2} ms |",
+            median(&mut files),
+            median(&mut first),
+            median(&mut whole)
         );
     }
 
+    // AI latency and simulations/s per game, from positions a random number of clicks in
+    // (chosen among the server's legal clicks, so that Banqi's flips are resolved by its deal).
+    for kind in &args.ai_games {
+        println!(
+            "\nAI moves through the server ({kind}, {} moves per setting; medians; agent {}):",
+            args.moves,
+            info["agents"][kind.as_str()].as_str().unwrap_or("the server's")
+        );
+        println!(
+            "| asked | latency | over the asked time | slowest | simulations/s | simulations per move |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for &ms in &args.ms {
+            let (mut lat, mut over, mut rate, mut sims) = (vec![], vec![], vec![], vec![]);
+            for i in 0..args.moves {
+                // From the first reply turn (one click in: the first two-piece turn) on.
+                let plies = 1 + (i * 7) % 30;
+                let id = game_random(addr, kind, plies, args.seed * 1000 + i as u64)?;
+                let t = Instant::now();
+                let r = client::request(
+                    addr,
+                    "POST",
+                    &format!("/api/games/{id}/ai?ms={ms}"),
+                    None,
+                    "text/plain",
+                )?;
+                let took = t.elapsed().as_secs_f64() * 1e3;
+                let done =
+                    r.events().into_iter().rev().find(|(e, _)| e == "done").context("no done event")?.1;
+                let n = done["search"]["sims"].as_f64().unwrap_or(0.0);
+                let el = done["search"]["elapsed_ms"].as_f64().unwrap_or(ms as f64).max(1.0);
+                lat.push(took);
+                over.push(took - ms as f64);
+                rate.push(n / (el / 1e3));
+                sims.push(n);
+                client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+            }
+            let slowest = lat.iter().copied().fold(0.0, f64::max);
+            println!(
+                "| {ms} ms | {:.1} ms | {:+.1} ms | {slowest:.1} ms | {:.0} | {:.0} |",
+                median(&mut lat),
+                median(&mut over),
+                median(&mut rate),
+                median(&mut sims)
+            );
+        }
+    }
+
     // Memory per held game: many games at a mid-game position.
+    if args.games == 0 {
+        let _ = stop_tx.send(());
+        rt.block_on(server)??;
+        return Ok(());
+    }
     println!("\nGames held ({} per kind, each at a mid-game position):", args.games);
     println!("| game | clicks in | RSS before | RSS after | per game |");
     println!("|---|---|---|---|---|");

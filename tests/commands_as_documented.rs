@@ -163,3 +163,16 @@ fn help_texts_keep_their_tables_hide_tokens_and_say_what_they_mean() {
         assert!(!h.contains("s3cret"), "`{cmd} --help` prints a token:\n{h}");
     }
 }
+
+#[test]
+fn bench_serve_measures_page_load_and_every_games_ai_through_http() {
+    let o = ok(zeroplay().args(["bench", "serve", "--ms", "50", "--moves", "2", "--games", "3"]));
+    for want in
+        ["| /app.js |", "| battlenumber |", "| trigolden |", "| banqi |", "(banqi, 2 moves", "| 50 ms |"]
+    {
+        assert!(o.contains(want), "no {want:?} in\n{o}");
+    }
+    // Three AI tables (one per game), each with its row at 50 ms.
+    assert_eq!(o.matches("| 50 ms |").count(), 3, "{o}");
+    assert!(!o.contains("NaN"), "{o}");
+}

@@ -34,6 +34,9 @@ const I18N = {
     match_decisive: '{who} wins the match (game {n} was decided outright)', match_tie: 'The match is tied, {a} to {b}',
     match_on: 'Game {n} of the match', player_a: 'Player A', player_b: 'Player B', ai_a: 'AI A', ai_b: 'AI B',
     flips: 'flips', centre: 'in the centre', on_piece: 'on #{n}', turn_label: '{who}:',
+    forced: 'The AI searched {ms} ms: it had only one legal move.',
+    dots: '● {n} bracing points scored (each dot has the colour of the piece it lies on)',
+    final_tg: 'Final after {turns} turns: first {a} points, second {b}; {n} bracing points scored, {fa} on first\'s pieces and {fb} on second\'s',
   },
   zh: {
     title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋', banqi: '暗棋',
@@ -65,6 +68,9 @@ const I18N = {
     match_decisive: '{who}贏得比賽（第 {n} 局直接決勝）', match_tie: '比賽平手（{a} 比 {b}）',
     match_on: '兩局賽第 {n} 局', player_a: '甲方', player_b: '乙方', ai_a: '電腦甲', ai_b: '電腦乙',
     flips: '翻出', centre: '放在中心', on_piece: '貼 {n} 號', turn_label: '{who}：',
+    forced: '電腦思考 {ms} 毫秒：只有一種合法著法。',
+    dots: '● 已計分的頂鑫點 {n} 個（點的顏色是它所在棋子的顏色）',
+    final_tg: '{turns} 回合後終局：先手 {a} 分，後手 {b} 分；共 {n} 個頂鑫點，先手棋子上 {fa} 個，後手棋子上 {fb} 個',
   },
 };
 let lang = localStorage.getItem('zeroplay-lang') || (navigator.language.startsWith('zh') ? 'zh' : 'en');
@@ -231,7 +237,7 @@ async function aiMove() {
     if (gen !== app.gen) return false;
     if (!done) throw new Error('the AI stream ended early');
     app.busy = false; app.abort = null;
-    if (done.applied) showSearch(done.search, done.elapsed_ms || Math.round(performance.now() - started));
+    if (done.applied) showSearch(done.search || { forced: true }, done.elapsed_ms || Math.round(performance.now() - started));
     setView(done.state);
     return done.applied;
   } catch (e) {
@@ -260,7 +266,8 @@ function showProgress(p) {
 function showSearch(p, ms) {
   app.lastSearch = p ? { p, ms } : null;
   const waiting = app.view && app.view.ai_seat ? t('not_yet') : '';
-  $('think-text').textContent = p ? t('last_search', { ms, line: progressLine(p) }) : waiting;
+  // A forced turn (one legal click each time) has no search to report.
+  $('think-text').textContent = !p ? waiting : p.forced ? t('forced', { ms }) : t('last_search', { ms, line: progressLine(p) });
 }
 
 // Stops a thinking AI: its seat becomes a person's (the server drops the search's move).
@@ -941,7 +948,14 @@ function drawTriGolden(v) {
       });
     }
   }
-  $('scores').textContent = t('points', { a: b.scores[0], b: b.scores[1] });
+  // The points, what the dots mean, and at the end how the game was scored.
+  let line = t('points', { a: b.scores[0], b: b.scores[1] });
+  if (b.scored_points.length) line += ' · ' + t('dots', { n: b.scored_points.length });
+  if (v.outcome) {
+    const by = (o) => b.scored_points.filter((p) => p.owner === o).length;
+    line = t('final_tg', { a: b.scores[0], b: b.scores[1], n: b.scored_points.length, fa: by('first'), fb: by('second'), turns: b.turns_played });
+  }
+  $('scores').textContent = line;
   // The opening: the view turns with a drag, so the first piece lies as its player wants.
   $('angle').hidden = !(humanTurn(v) && !b.pieces.length) && !TG.rotating;
   $('angle').textContent = t('angle', { a: ((app.angle % 360) + 360) % 360 });

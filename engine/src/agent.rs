@@ -38,7 +38,7 @@ use crate::leaf::{LeafEvaluator, LeafSettings};
 use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
 
 mod settings;
-pub use settings::{AbSettings, LiteSettings, SharedTables, UserSettings};
+pub use settings::{AbSettings, LiteSettings, SharedTables, UserClock, UserSettings};
 
 /// Chooses actions for one seat of a game.
 pub trait Agent<G: Game>: Send {
@@ -238,8 +238,17 @@ impl FromStr for AgentSpec {
                             .filter(|c: &f64| c.is_finite() && *c >= 0.0)
                             .ok_or_else(|| err(format!("c `{v}`: a non-negative number")))?
                     }
+                    "clock" => {
+                        user.clock = match v {
+                            "file" => UserClock::File,
+                            "turn" => UserClock::Turn,
+                            _ => return Err(err(format!("clock `{v}`: file or turn"))),
+                        }
+                    }
                     _ => {
-                        return Err(err(format!("unknown key `{k}` (known: sims, time, minimax, nodes, c)")));
+                        return Err(err(format!(
+                            "unknown key `{k}` (known: sims, time, minimax, nodes, c, clock)"
+                        )));
                     }
                 }
             }
@@ -454,6 +463,9 @@ impl fmt::Display for AgentSpec {
                 }
                 if s.c != d.c {
                     parts.push(format!("c={}", s.c));
+                }
+                if s.clock == UserClock::Turn {
+                    parts.push("clock=turn".into());
                 }
                 spec_with_parts(f, "trigolden-user", &parts)
             }
@@ -701,6 +713,7 @@ mod tests {
             "mcts:sims=64,eval=net,model=m.safetensors,mix=0.25",
             "mcts:time=100ms,eval=net,model=m.safetensors,lambda=0.5,batch=8",
             "banqi-ab",
+            "trigolden-user:time=1000ms,clock=turn",
             "banqi-ab:time=300ms,nodes=5000,depth=12,tt=4,flips=6,tb=0",
             "banqi-ab:nodes=100,weights=900/500/250/120/60/330/45/600/300/900/3",
         ] {

@@ -178,6 +178,12 @@ async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
         "banqi_model_version": state.models_bq.version(),
         "trigolden_model_version": state.models_tg.version(),
         "games_held": state.games_held(),
+        // The agent each game's AI is now (it changes when a model arrives), at 1 s a move.
+        "agents": {
+            "battlenumber": (state.ai_bn)(Duration::from_secs(1)).name(),
+            "trigolden": (state.ai_tg)(Duration::from_secs(1)).name(),
+            "banqi": (state.ai_bq)(Duration::from_secs(1)).name(),
+        },
         "limits": {
             "max_games": state.cfg.max_games,
             "max_games_per_client": state.cfg.max_games_per_client,

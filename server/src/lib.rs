@@ -37,8 +37,8 @@ use tracing::{info, warn};
 
 pub mod api;
 mod assets;
-mod download;
 pub mod client;
+mod download;
 pub mod metrics;
 pub mod replay;
 pub mod served;
@@ -85,7 +85,8 @@ pub struct ServeConfig {
     pub leaf: LeafSettings,
     /// TriGolden AI: `auto` (MCTS with the TriGolden model's leaves, the network alone with
     /// half the root's prior mass on the user's AI's candidate turns, once `trigolden_model`
-    /// or the coordinator gives one; `trigolden-user` until then), `net` (always that MCTS:
+    /// or the coordinator gives one; `trigolden-user:clock=turn` until then, so a turn fits
+    /// the time asked), `net` (always that MCTS:
     /// random playouts until there is a model), or an agent spec (`trigolden-user:…`,
     /// `trigolden-lite:…`, `mcts:…` without a network; its time is replaced by the game's).
     pub trigolden_agent: String,
@@ -281,7 +282,8 @@ impl AppState {
             TRIGOLDEN_KNOWLEDGE,
         );
         let (tg_auto, tg_spec) = match cfg.trigolden_agent.as_str() {
-            "auto" => (true, "trigolden-user".to_string()),
+            // A person waits for the time they asked: the whole turn counts.
+            "auto" => (true, "trigolden-user:clock=turn".to_string()),
             other => (false, other.to_string()),
         };
         let tg_slot = models_tg.clone();

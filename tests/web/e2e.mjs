@@ -152,6 +152,9 @@ try {
   if ((await page.$$('#board rect.sq.legal')).length) fail('squares are offered while the AI thinks');
   const undoNow = await page.$eval('#undo', (e) => e.getBoundingClientRect().top);
   if (Math.abs(undoNow - undoAt) > 1) fail(`the controls moved ${undoNow - undoAt} px when the AI began to think`);
+  // The board, its toolbar and both trackers fit a 1280×800 screen.
+  const lowest = await page.$eval('#tracker-first', (e) => e.getBoundingClientRect().bottom);
+  if (lowest > 800) fail(`the board column ends at ${lowest} px, below an 800 px screen`);
   await page.screenshot({ path: out + '/thinking-desktop.png' });
   await page.click('#stop-ai');
   await idle();

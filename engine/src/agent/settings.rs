@@ -44,6 +44,22 @@ pub struct UserSettings {
     pub minimax_nodes: u64,
     /// UCT exploration constant (`MCTS_C`; the file does not define it: √2).
     pub c: f64,
+    /// When the turn's clock starts (`clock=file|turn`).
+    pub clock: UserClock,
+}
+
+/// When `trigolden-user`'s clock starts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum UserClock {
+    /// After the board's statistics, as the user's file starts it (`clock=file`, the default):
+    /// a turn then takes its time plus the statistics (up to about twice the time asked at
+    /// 1 s on the first two-piece turns).
+    #[default]
+    File,
+    /// When the turn is asked for (`clock=turn`): the whole turn fits the time asked, as a
+    /// person waiting at the play server expects; the search gets what the statistics leave
+    /// (at least one simulation).
+    Turn,
 }
 
 impl Default for UserSettings {
@@ -54,6 +70,7 @@ impl Default for UserSettings {
             minimax_turns: 3,
             minimax_nodes: 20_000,
             c: std::f64::consts::SQRT_2,
+            clock: UserClock::File,
         }
     }
 }

@@ -44,7 +44,8 @@
 //!   build.
 //! - The clock: the file starts it after the board statistics (tracking, and the root's plan
 //!   kinds); here after the root's raw plans are computed, the engine's tracker being always
-//!   up to date. Without `time` or `sims` a turn takes the file's default, 3 s.
+//!   up to date (`clock=turn` starts it with the turn instead, as the play server does, so a
+//!   turn fits the time asked). Without `time` or `sims` a turn takes the file's default, 3 s.
 //! - The opening piece: the file places one at random without searching; so does this agent.
 //! - Where the file would refuse to move (no plan passes its filters: it hands the game to the
 //!   human), this agent searches the safe raw plans, else the safe co-live pairs, else every
@@ -428,8 +429,9 @@ impl Agent<TriGolden> for UserAgent {
             None => {
                 let (mut plans, fallback) = Self::root_plans(state);
                 // The clock starts once the board's statistics are done, as in the file (a
-                // minimax that gave up has used its share).
-                let start = if tried_minimax { turn_start } else { Instant::now() };
+                // minimax that gave up has used its share), or with the turn (`clock=turn`).
+                let whole_turn = tried_minimax || self.settings.clock == crate::agent::UserClock::Turn;
+                let start = if whole_turn { turn_start } else { Instant::now() };
                 self.fallbacks += u64::from(fallback);
                 assert!(!plans.is_empty(), "a position where the game goes on has a legal turn");
                 if plans.len() == 1 {
