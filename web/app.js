@@ -103,7 +103,7 @@ const app = {
   angle: 0,          // the view's rotation in whole degrees (the engine keeps its own frame)
   facing: false,     // turned round for two people face to face (the rotate button)
   paused: false,     // AI vs AI: paused between turns
-  hint: null,        // {gen, ply, data}: the last hint, drawn while the position is the same
+  hint: null,        // {key, data}: the last hint, drawn while the position is the same
   match: null,       // a two-game match: {names, seats, results, ids}
 };
 
@@ -358,13 +358,15 @@ function drawMatch() {
 // most visited clicks on the board. Nothing is played.
 async function askHint() {
   if (!app.id || app.busy || !humanTurn(app.view)) return;
-  const gen = app.gen, ply = app.view.ply;
+  // Keyed by the replay token (the whole history): an undo and another line to the same ply
+  // is another position.
+  const gen = app.gen, key = app.view.replay;
   app.busy = true; updateButtons();
   $('hint-text').textContent = t('hinting');
   try {
     const d = await api('POST', '/api/games/' + app.id + '/hint?ms=' + Math.min(app.aiMs, 3000));
     if (gen !== app.gen) return;
-    app.hint = { ply, data: d };
+    app.hint = { key, data: d };
     showHintText();
     setView(app.view);
   } catch (e) { if (gen === app.gen) showError(e); } finally {
@@ -372,7 +374,7 @@ async function askHint() {
   }
 }
 
-function currentHint(v) { return app.hint && v && !app.replay && app.hint.ply === v.ply ? app.hint.data : null; }
+function currentHint(v) { return app.hint && v && !app.replay && app.hint.key === v.replay ? app.hint.data : null; }
 
 function showHintText() {
   const d = currentHint(app.view);

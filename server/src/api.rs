@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
 
 use crate::table::{Served, Session, Table, state_view};
-use crate::{ApiError, AppState, Held, assets, replay};
+use crate::{ApiError, AppState, Held, assets, game_id, held, replay};
 use engine::GameKind;
 
 /// The router over `state`, with the metrics and health endpoints of [`crate::metrics`].
@@ -144,20 +144,6 @@ impl<S: Send + Sync, T: serde::de::DeserializeOwned> FromRequest<S> for Body<T> 
             Err(e) => Err(ApiError::BadRequest(e.body_text()).into_response()),
         }
     }
-}
-
-fn game_id(s: &str) -> Result<u64, ApiError> {
-    u64::from_str_radix(s, 16).map_err(|_| ApiError::NotFound(format!("no game {s:?}")))
-}
-
-pub(crate) fn held(state: &AppState, id: &str) -> Result<Arc<Held>, ApiError> {
-    let n = game_id(id)?;
-    let h = state.games.lock().expect("not poisoned").get(&n).cloned();
-    let h = h.ok_or_else(|| {
-        ApiError::NotFound(format!("no game {id} (finished games are dropped after an idle hour)"))
-    })?;
-    *h.last_used.lock().expect("not poisoned") = Instant::now();
-    Ok(h)
 }
 
 fn view(id: u64, h: &Held) -> Value {

@@ -9,8 +9,7 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::api::held;
-use crate::{ApiError, AppState};
+use crate::{ApiError, AppState, held};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

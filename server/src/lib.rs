@@ -264,6 +264,28 @@ pub struct AppState {
     pub(crate) ai_micros: AtomicU64,
 }
 
+/// The game number of an id in a path (hex).
+///
+/// # Errors
+/// [`ApiError::NotFound`] for text that is no id.
+pub(crate) fn game_id(s: &str) -> Result<u64, ApiError> {
+    u64::from_str_radix(s, 16).map_err(|_| ApiError::NotFound(format!("no game {s:?}")))
+}
+
+/// The held game `id`, marked as used now.
+///
+/// # Errors
+/// [`ApiError::NotFound`] for no such game (or one dropped after its idle time).
+pub(crate) fn held(state: &AppState, id: &str) -> Result<Arc<Held>, ApiError> {
+    let n = game_id(id)?;
+    let h = state.games.lock().expect("not poisoned").get(&n).cloned();
+    let h = h.ok_or_else(|| {
+        ApiError::NotFound(format!("no game {id} (finished games are dropped after an idle hour)"))
+    })?;
+    *h.last_used.lock().expect("not poisoned") = Instant::now();
+    Ok(h)
+}
+
 impl AppState {
     /// State for `cfg` with the models in `models` (filled by whoever follows the model).
     ///

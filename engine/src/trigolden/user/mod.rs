@@ -253,19 +253,35 @@ fn run_mcts(
         }
         count += 1;
         if count.is_multiple_of(8) {
-            let b = best_child(&tree);
-            progress(&Progress {
-                sims: count,
-                nodes: tree.len(),
-                max_depth,
-                elapsed: start.elapsed(),
-                best: b.and_then(|b| tree[b].plan.as_ref()).map(|p| Action::Place(p.pieces[0])),
-                value: b.map_or(0.0, |b| (2.0 * tree[b].value / tree[b].visits.max(1) as f64 - 1.0) as f32),
-            });
+            report(&tree, count, max_depth, start, progress);
         }
+    }
+    // The last report: a turn of fewer than 8 simulations still says what it did.
+    if !count.is_multiple_of(8) {
+        report(&tree, count, max_depth, start, progress);
     }
     let b = best_child(&tree).expect("the root has a child once a simulation ran");
     tree[b].plan.clone().expect("a child has a plan")
+}
+
+/// Progress [`ai-mcts-progress`]: simulations, nodes, depth in turns, the most visited plan's
+/// first click and its win rate as `2·rate − 1`.
+fn report(
+    tree: &[Node],
+    count: u64,
+    max_depth: u32,
+    start: Instant,
+    progress: &mut dyn FnMut(&Progress<Action>),
+) {
+    let b = best_child(tree);
+    progress(&Progress {
+        sims: count,
+        nodes: tree.len(),
+        max_depth,
+        elapsed: start.elapsed(),
+        best: b.and_then(|b| tree[b].plan.as_ref()).map(|p| Action::Place(p.pieces[0])),
+        value: b.map_or(0.0, |b| (2.0 * tree[b].value / tree[b].visits.max(1) as f64 - 1.0) as f32),
+    });
 }
 
 /// UCT's choice among `node`'s children [`selectMctsChild`].
