@@ -184,6 +184,18 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     let out = zeroplay().arg("export").arg(dir.path().join("junk.safetensors")).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a zeroplay model"));
+    // So is a model whose weights hold a NaN.
+    let mut nan = std::fs::read(&model).unwrap();
+    let head = u64::from_le_bytes(nan[..8].try_into().unwrap()) as usize;
+    nan[8 + head..8 + head + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    std::fs::write(dir.path().join("nan.safetensors"), &nan).unwrap();
+    let out = zeroplay().arg("export").arg(dir.path().join("nan.safetensors")).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("non-finite"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// `zeroplay local --game GAME` for one tiny round under `train_toml` (a round gated in two

@@ -378,6 +378,14 @@ async fn models_are_published_announced_and_downloaded_with_their_hash() {
         .unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().contains("not a usable model file"), "{}", e.message());
+    // And a model whose weights hold a NaN: it would answer NaN for every position.
+    let mut nan = bytes.clone();
+    let head = u64::from_le_bytes(nan[..8].try_into().unwrap()) as usize;
+    nan[8 + head..8 + head + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let e =
+        trainer.publish_model(tokio_stream::iter(chunks(&model::sha256_hex(&nan), &nan))).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("non-finite"), "{}", e.message());
     // And a model announced with another encoding version than it carries.
     let mut wrong = chunks(&sha, &bytes);
     for c in &mut wrong {

@@ -108,9 +108,12 @@ pub fn load<G: Features>(bytes: &[u8], device: &Device) -> Result<Model, ModelEr
     }
     // Tensors are checked by safetensors itself first (offsets, lengths), so a damaged body
     // is refused before burn sees it.
-    safetensors::SafeTensors::deserialize(bytes).map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
+    let st = safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
     let mut net = ValueNet::new(&meta.net, meta.feature_len, meta.policy_len, device);
     check_tensors(bytes, &to_bytes(&net, &meta)?)?;
+    // Names, types and shapes fit: now every weight must be a number.
+    modelfile::check_finite(&st)?;
     let mut store = SafetensorsStore::from_bytes(Some(bytes.to_vec())).validate(true).allow_partial(false);
     let applied = net.load_from(&mut store).map_err(|e| ModelError::Weights(e.to_string()))?;
     if !applied.errors.is_empty() || !applied.missing.is_empty() || !applied.unused.is_empty() {

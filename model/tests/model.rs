@@ -182,6 +182,18 @@ fn float16_missing_and_extra_tensors_are_refused_by_name() {
         model::load::<BattleNumber>(&rewrite(&bytes, |_| {}), &dev()).is_ok(),
         "an unchanged rewrite loads"
     );
+    // A NaN or an infinite weight is refused, naming the tensor and the element.
+    for bad in [f32::NAN, f32::INFINITY] {
+        let poisoned = rewrite(&bytes, |l| {
+            let (_, _, _, b) = l.iter_mut().find(|(n, ..)| n == "policy.bias").unwrap();
+            b[8..12].copy_from_slice(&bad.to_le_bytes());
+        });
+        let e = model::load::<BattleNumber>(&poisoned, &dev()).unwrap_err();
+        assert!(
+            matches!(&e, ModelError::NonFinite { tensor, index: 2, .. } if tensor == "policy.bias"),
+            "{e}"
+        );
+    }
 }
 
 #[test]

@@ -232,6 +232,24 @@ pub enum ModelError {
     /// Tensors missing, unexpected or of the wrong shape.
     #[error("model weights do not fit the network: {0}")]
     Weights(String),
+    /// A weight that is NaN or infinite: such a network answers NaN for every position.
+    #[error("model tensor {tensor:?} holds a non-finite weight ({value}) at element {index}: refused")]
+    NonFinite {
+        /// The tensor's name.
+        tensor: String,
+        /// The element's index in the tensor.
+        index: usize,
+        /// The value read.
+        value: f32,
+    },
+    /// A tensor of a type the networks never use.
+    #[error("model tensor {tensor:?} has type {dtype}, not F32")]
+    Dtype {
+        /// The tensor's name.
+        tensor: String,
+        /// Its type.
+        dtype: String,
+    },
 }
 
 /// SHA-256 of `bytes`, as 64 lowercase hex digits.
@@ -261,8 +279,34 @@ pub fn read_meta(bytes: &[u8]) -> Result<ModelMeta, ModelError> {
 /// [`ModelError`] for anything that is not a well-formed zeroplay model file.
 pub fn check(bytes: &[u8]) -> Result<ModelMeta, ModelError> {
     let meta = read_meta(bytes)?;
-    safetensors::SafeTensors::deserialize(bytes).map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
+    let st = safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
+    check_finite(&st)?;
     Ok(meta)
+}
+
+/// Checks that every tensor is F32 and every weight finite. A single NaN makes the network
+/// answer NaN everywhere, which search would play as if it meant something.
+///
+/// # Errors
+/// [`ModelError::NonFinite`] naming the first bad weight; [`ModelError::Dtype`] for a tensor
+/// that is not F32.
+pub fn check_finite(st: &safetensors::SafeTensors<'_>) -> Result<(), ModelError> {
+    let mut names = st.names();
+    names.sort();
+    for name in names {
+        let t = st.tensor(name).map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
+        if t.dtype() != safetensors::Dtype::F32 {
+            return Err(ModelError::Dtype { tensor: name.to_string(), dtype: format!("{:?}", t.dtype()) });
+        }
+        for (index, c) in t.data().chunks_exact(4).enumerate() {
+            let value = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if !value.is_finite() {
+                return Err(ModelError::NonFinite { tensor: name.to_string(), index, value });
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -291,6 +335,14 @@ mod tests {
         map.remove("zeroplay.game");
         assert!(matches!(ModelMeta::from_map(&map), Err(ModelError::MissingKey("zeroplay.game"))));
         assert!(matches!(check(b"not a model"), Err(ModelError::NotSafetensors(_))));
+        // A NaN or an infinity anywhere in the weights is refused, naming the tensor.
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let data: Vec<u8> = [1.0f32, bad, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+            let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![3], &data).unwrap();
+            let f = safetensors::serialize([("w", view)], Some(meta.to_map().into_iter().collect())).unwrap();
+            let e = check(&f).unwrap_err();
+            assert!(matches!(&e, ModelError::NonFinite { tensor, index: 1, .. } if tensor == "w"), "{e}");
+        }
         assert_eq!(sha256_hex(b"").len(), 64);
     }
 }

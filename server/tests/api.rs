@@ -316,6 +316,16 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
         })
         .unwrap_err();
     assert!(err.to_string().contains("junk.safetensors"), "{err}");
+    // A well-formed model whose weights hold a NaN is refused too, naming why.
+    let nan = dir.path().join("nan.safetensors");
+    std::fs::write(&nan, poisoned(&model_bytes())).unwrap();
+    let err = rt
+        .block_on(async {
+            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            zeroplay_server::run(ServeConfig { model: Some(nan.clone()), ..quick() }, l, async {}).await
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("non-finite"), "{err}");
     let bad_cfg = ServeConfig {
         leaf: engine::LeafSettings { lambda: 2.0, ..engine::LeafSettings::served() },
         ..quick()
@@ -323,6 +333,14 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
     assert!(bad_cfg.validate().unwrap_err().contains("leaf.lambda"));
     let bad_cfg = ServeConfig { leaf: engine::LeafSettings::rollout(), ..quick() };
     assert!(bad_cfg.validate().unwrap_err().contains("leaf.evaluator"));
+}
+
+/// `bytes` (a model file) with its first weight replaced by NaN.
+fn poisoned(bytes: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    let head = u64::from_le_bytes(out[..8].try_into().unwrap()) as usize;
+    out[8 + head..8 + head + 4].copy_from_slice(&f32::NAN.to_le_bytes());
+    out
 }
 
 fn model_bytes() -> Vec<u8> {
@@ -368,8 +386,11 @@ fn a_model_file_is_hot_reloaded_and_a_corrupt_replacement_refused() {
         }
         false
     };
-    // A corrupt file is refused and the model kept ...
+    // A corrupt file is refused and the model kept, and so is one with a NaN weight ...
     publish(&path, b"not a model at all");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(s.ok("GET", "/api/info", None)["model_version"], 1);
+    publish(&path, &poisoned(&model_bytes()));
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(s.ok("GET", "/api/info", None)["model_version"], 1);
     // ... and the next good one is loaded.
