@@ -334,7 +334,8 @@ function drawMatch() {
     const first = i === 0 ? a : b;
     rows.push(`<tr><td>${t('match_game', { n: i + 1 })} · ${t('match_first', { who: first })}</td><td>${sa}</td><td>${sb}</td></tr>`);
   });
-  if (m.results.length < 2) {
+  // The game still to come (none once a game has decided the match outright).
+  if (m.results.length < 2 && !decided) {
     const n = m.results.length + 1, first = n === 1 ? a : b;
     rows.push(`<tr><td>${t('match_game', { n })} · ${t('match_first', { who: first })}</td><td>…</td><td>…</td></tr>`);
   }
