@@ -84,9 +84,12 @@ pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
     runtime()?.block_on(async {
         let listener =
             TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
-        // Tests and scripts read the address from this line (port 0 picks a free port).
-        println!("zeroplay serve: http://{}/", listener.local_addr()?);
-        zeroplay_server::run(cfg, listener, signal()).await?;
+        // Tests and scripts read the address from this line (port 0 picks a free port),
+        // printed once the models are loaded: a refused model prints no ready line.
+        zeroplay_server::run_with_ready(cfg, listener, signal(), |addr| {
+            println!("zeroplay serve: http://{addr}/");
+        })
+        .await?;
         Ok(())
     })
 }

@@ -176,3 +176,15 @@ fn bench_serve_measures_page_load_and_every_games_ai_through_http() {
     assert_eq!(o.matches("| 50 ms |").count(), 3, "{o}");
     assert!(!o.contains("NaN"), "{o}");
 }
+
+#[test]
+fn serve_prints_no_ready_line_for_a_model_it_then_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("junk.safetensors");
+    std::fs::write(&junk, b"not a model").unwrap();
+    let out = zeroplay().args(["serve", "--listen", "127.0.0.1:0", "--model"]).arg(&junk).output().unwrap();
+    let (o, e) = text(&out);
+    assert!(!out.status.success(), "{o}\n{e}");
+    assert!(!o.contains("zeroplay serve: http://"), "a ready line before the refusal:\n{o}");
+    assert!(e.contains("junk.safetensors"), "{e}");
+}

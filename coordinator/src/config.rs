@@ -63,6 +63,26 @@ impl Default for AuthConfig {
     }
 }
 
+impl AuthConfig {
+    /// The roles whose token is still the built-in default (known to anyone who reads this
+    /// source): fine on loopback for a try-out, refused beyond it.
+    pub fn defaults_in_use(&self) -> Vec<&'static str> {
+        let d = AuthConfig::default();
+        [
+            ("worker_token", self.worker_token == d.worker_token),
+            ("trainer_token", self.trainer_token == d.trainer_token),
+            ("admin_token", self.admin_token == d.admin_token),
+        ]
+        .into_iter()
+        .filter_map(|(name, same)| same.then_some(name))
+        .collect()
+    }
+}
+
+/// Largest `limits.max_message_bytes` accepted: a bound on what one message can make the
+/// coordinator buffer.
+pub const MAX_MESSAGE_BYTES_LIMIT: usize = 64 * 1024 * 1024;
+
 /// Lease timing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -261,8 +281,14 @@ impl CoordinatorConfig {
         if self.leases.max_per_request == 0 || self.leases.max_per_request > 4096 {
             return bad("leases.max_per_request must be in 1..=4096".into());
         }
-        if self.limits.max_message_bytes < 1024 || self.limits.max_moves == 0 {
-            return bad("limits: max_message_bytes >= 1024 and max_moves >= 1".into());
+        if self.limits.max_message_bytes < 1024
+            || self.limits.max_message_bytes > MAX_MESSAGE_BYTES_LIMIT
+            || self.limits.max_moves == 0
+        {
+            return bad(format!(
+                "limits: max_message_bytes must be in 1024..={MAX_MESSAGE_BYTES_LIMIT} (is {}) and max_moves >= 1",
+                self.limits.max_message_bytes
+            ));
         }
         if self.parquet.rotate_positions == 0 || self.parquet.rotate_seconds == 0 {
             return bad("parquet: rotate_positions and rotate_seconds must be positive".into());
@@ -330,6 +356,19 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("evaluator") && e.contains("rollout"), "{e}");
+    }
+
+    #[test]
+    fn message_limits_are_bounded_and_default_tokens_are_named() {
+        let mut c = CoordinatorConfig::default();
+        assert_eq!(c.auth.defaults_in_use(), ["worker_token", "trainer_token", "admin_token"]);
+        c.auth.admin_token = "an-admin-token-of-my-own".into();
+        assert_eq!(c.auth.defaults_in_use(), ["worker_token", "trainer_token"]);
+        for (bytes, ok) in [(1023, false), (1024, true), (MAX_MESSAGE_BYTES_LIMIT, true), (usize::MAX, false)]
+        {
+            c.limits.max_message_bytes = bytes;
+            assert_eq!(c.validate().is_ok(), ok, "{bytes}");
+        }
     }
 
     #[test]

@@ -20,7 +20,7 @@ const FORK_RESERVOIR: usize = 4096;
 
 /// A positions file that cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("positions file {path}: line {line}: {reason}")]
+#[error("positions file {path}: {}{reason}", if *line == 0 { String::new() } else { format!("line {line}: ") })]
 pub struct PositionsFileError {
     /// The file.
     pub path: String,
@@ -43,7 +43,7 @@ pub fn read_positions_file(path: &Path, kind: GameKind) -> Result<Vec<Vec<u8>>, 
         state_hex: String,
     }
     let err = |line, reason: String| PositionsFileError { path: path.display().to_string(), line, reason };
-    let text = std::fs::read_to_string(path).map_err(|e| err(0, e.to_string()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| err(0, format!("cannot read it: {e}")))?;
     let mut out = Vec::new();
     for (i, l) in text.lines().enumerate() {
         let l = l.trim();
@@ -377,5 +377,10 @@ mod tests {
         std::fs::write(&p, format!("{{\"game\":\"battlenumber\",\"state_hex\":\"{good}\"}}\n{{\"game\":\"battlenumber\",\"state_hex\":\"00ff\"}}\n")).unwrap();
         let e = read_positions_file(&p, GameKind::BattleNumber).unwrap_err();
         assert_eq!(e.line, 2, "{e}");
+        assert!(e.to_string().contains("line 2: "), "{e}");
+        // A missing file is the file's fault, not a line's.
+        let e = read_positions_file(&dir.path().join("none.jsonl"), GameKind::BattleNumber).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("none.jsonl: cannot read it") && !text.contains("line 0"), "{text}");
     }
 }

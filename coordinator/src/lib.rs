@@ -94,7 +94,32 @@ pub async fn run_with_metrics(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), RunError> {
     cfg.validate()?;
-    std::fs::create_dir_all(&cfg.data_dir).map_err(store::StoreError::Io)?;
+    // Built-in tokens are in this source for anyone to read: a coordinator others can reach
+    // must have its own.
+    let defaults = cfg.auth.defaults_in_use();
+    if !defaults.is_empty() {
+        let addr = listener.local_addr().map_err(|e| config::ConfigError(format!("listener: {e}")))?;
+        if !addr.ip().is_loopback() {
+            return Err(config::ConfigError(format!(
+                "auth.{} still the built-in default while the coordinator listens on {addr}, beyond this \
+                 machine: set every token ([auth] in the config, or ZEROPLAY_WORKER_TOKEN, \
+                 ZEROPLAY_TRAINER_TOKEN, ZEROPLAY_ADMIN_TOKEN)",
+                defaults.join(", auth.") + if defaults.len() > 1 { " are" } else { " is" }
+            ))
+            .into());
+        }
+        warn!(
+            tokens = defaults.join(", "),
+            "built-in default tokens in use: anyone who reads the source can act in those roles; \
+             allowed only because the coordinator listens on loopback"
+        );
+    }
+    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
+        config::ConfigError(format!("data_dir {}: cannot create it: {e}", cfg.data_dir.display()))
+    })?;
+    // The database's lock first: a second coordinator on this directory is refused before it
+    // writes anything (the running one's resolved config included).
+    let store = Arc::new(Store::open(&cfg.data_dir)?);
     // The tokens are secrets (in Kubernetes they come from a Secret): not written to disk.
     let mut shown = cfg.clone();
     for t in [&mut shown.auth.worker_token, &mut shown.auth.trainer_token, &mut shown.auth.admin_token] {
@@ -106,7 +131,6 @@ pub async fn run_with_metrics(
         format!("# The coordinator's resolved configuration (tokens redacted).\n{resolved}"),
     )
     .map_err(store::StoreError::Io)?;
-    let store = Arc::new(Store::open(&cfg.data_dir)?);
     let removed = store.recover_files()?;
     if !removed.is_empty() {
         warn!(files = ?removed, "removed partial files left by an earlier crash; their games are still staged");

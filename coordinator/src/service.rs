@@ -421,6 +421,18 @@ impl Coordinator for CoordinatorService {
         let Some(kind) = GameKind::from_name(&meta.game_kind) else {
             return Err(CoordError::InvalidArgument(format!("unknown game kind {:?}", meta.game_kind)).into());
         };
+        // A model of a game this coordinator does not play would become a best model nobody
+        // plays (and the one its status reports).
+        if !self.shared.cfg.games.contains_key(&kind) {
+            let played: Vec<&str> = self.shared.cfg.games.keys().map(|k| k.name()).collect();
+            return Err(CoordError::FailedPrecondition(format!(
+                "this coordinator plays {}, not {}: a {} model has no games here",
+                played.join(", "),
+                kind.name(),
+                kind.name()
+            ))
+            .into());
+        }
         let gate = meta
             .gate
             .as_ref()

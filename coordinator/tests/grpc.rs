@@ -853,6 +853,25 @@ async fn each_game_has_its_own_best_model_and_followers_keep_them_apart() {
         .await
         .unwrap();
     assert_eq!(v, 2);
+    // A model of a game this coordinator does not play is refused, and stores nothing.
+    {
+        use engine::trigolden::TriGolden;
+        let tg_cfg = model::NetConfig::named("tiny").unwrap();
+        let tg = model::ValueNet::new(&tg_cfg, TriGolden::FEATURE_LEN, TriGolden::POLICY_LEN, &model::cpu());
+        let tg_meta = model::ModelMeta::for_game::<TriGolden>(tg_cfg, 10.0, model::ModelInfo::default());
+        let bytes = model::to_bytes(&tg, &tg_meta).unwrap();
+        let e = zeroplay_worker::publish_model(
+            &mut trainer,
+            "trigolden",
+            TriGolden::FEATURE_VERSION,
+            &bytes,
+            None,
+        )
+        .await
+        .unwrap_err();
+        assert_eq!(e.code(), Code::FailedPrecondition, "{e:?}");
+        assert!(e.message().contains("not trigolden"), "{}", e.message());
+    }
     // A watcher that connects now hears the best model of each game, not only the newest.
     let mut watcher = connect(run.addr, WORKER);
     let mut stream = watcher.watch_models(pb::WatchModelsRequest {}).await.unwrap().into_inner();
@@ -1005,4 +1024,62 @@ async fn metrics_and_health_follow_the_coordinator_and_a_worker() {
             .is_err(),
         "the coordinator's endpoint closes when it stops"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn default_tokens_beyond_loopback_and_a_second_coordinator_are_refused_before_writing() {
+    // Built-in tokens on an address others can reach: refused, naming each one.
+    let dir = tempfile::tempdir().unwrap();
+    let open = CoordinatorConfig { data_dir: dir.path().to_path_buf(), ..CoordinatorConfig::default() };
+    let wide = TcpListener::bind("0.0.0.0:0").await.unwrap();
+    let e = zeroplay_coordinator::run(open.clone(), wide, async {}).await.unwrap_err().to_string();
+    assert!(
+        e.contains("auth.worker_token, auth.trainer_token, auth.admin_token are still the built-in default"),
+        "{e}"
+    );
+    assert!(!dir.path().join("coordinator.resolved.toml").exists(), "refused before writing anything");
+    // One of its own is not enough: every default is named.
+    let mut one = open.clone();
+    one.auth.admin_token = ADMIN.into();
+    let e = zeroplay_coordinator::run(one, TcpListener::bind("0.0.0.0:0").await.unwrap(), async {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("auth.worker_token, auth.trainer_token are still"), "{e}");
+
+    // A second coordinator on a running one's directory is refused and leaves its resolved
+    // configuration as it was.
+    let run = start(config(dir.path())).await;
+    let resolved = dir.path().join("coordinator.resolved.toml");
+    let mut tries = 0;
+    while !resolved.exists() && tries < 100 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        tries += 1;
+    }
+    let before = std::fs::read_to_string(&resolved).unwrap();
+    let mut other = config(dir.path());
+    other.limits.max_moves = 77;
+    let e = zeroplay_coordinator::run(other, TcpListener::bind("127.0.0.1:0").await.unwrap(), async {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(!e.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&resolved).unwrap(),
+        before,
+        "the running coordinator's file was rewritten"
+    );
+    assert!(before.contains("max_moves = 400"), "{before}");
+    run.shutdown().await;
+
+    // A data directory that cannot be made names its path.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"x").unwrap();
+    let mut bad = config(&file.join("sub"));
+    bad.data_dir = file.join("sub");
+    let e = zeroplay_coordinator::run(bad, TcpListener::bind("127.0.0.1:0").await.unwrap(), async {})
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a-file/sub"), "{e}");
 }

@@ -413,6 +413,21 @@ pub async fn run(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
+    run_with_ready(cfg, listener, shutdown, |_| {}).await
+}
+
+/// [`run`], calling `ready` with the address once the server is ready: every model file
+/// loaded and checked, just before it answers. A command prints its ready line there, so a
+/// line is never printed for a server that then refuses its model.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_with_ready(
+    cfg: ServeConfig,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    ready: impl FnOnce(SocketAddr) + Send,
+) -> Result<(), ServeError> {
     let models = Arc::new(ModelSlot::new());
     let state = AppState::new(cfg.clone(), models.clone()).map_err(ServeError::Config)?;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -463,6 +478,7 @@ pub async fn run(
     let addr = listener.local_addr()?;
     info!(%addr, model = ?cfg.model, coordinator = ?cfg.coordinator, "play server listening; open http://{addr}/");
     let app = api::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    ready(addr);
     let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
     stop.store(true, Ordering::Relaxed);
     result?;
