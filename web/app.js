@@ -295,6 +295,7 @@ function startMatch() {
     second: [t('you'), t('ai')], first: [t('ai'), t('you')], both: [t('ai_a'), t('ai_b')], none: [t('player_a'), t('player_b')],
   }[seat];
   app.match = { names, seat, results: [], ids: [] };
+  drawMatch(); // the new match's table at once: nothing of the last one stays on screen
   TG.box = null;
   newGame();
 }

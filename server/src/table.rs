@@ -332,9 +332,13 @@ impl<G: Served> Table for Session<G> {
         let status = match (self.state.outcome(), mover(&self.state)) {
             (Some(o), _) => match (o.winner(), o.decisive.is_some(), zh) {
                 (Some(w), false, false) => format!("{} wins", seat(w)),
-                (Some(w), true, false) => format!("{} wins outright (no legal move for the other)", seat(w)),
+                (Some(w), true, false) if kind == GameKind::TriGolden => {
+                    format!("{} wins by arbitration", seat(w))
+                }
+                (Some(w), true, false) => format!("{} wins outright", seat(w)),
                 (Some(w), false, true) => format!("{}勝", seat(w)),
-                (Some(w), true, true) => format!("{}直接勝（對方無合法著法）", seat(w)),
+                (Some(w), true, true) if kind == GameKind::TriGolden => format!("{}仲裁勝", seat(w)),
+                (Some(w), true, true) => format!("{}直接勝", seat(w)),
                 (None, _, false) => "Draw".into(),
                 (None, _, true) => "和局".into(),
             },

@@ -5,7 +5,7 @@
 // plays twelve Banqi turns (flips and moves), switches the language, and saves screenshots in
 // OUTDIR. Exits non-zero on any failure.
 import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 
 // playwright-core lives in the test tools' node_modules (scripts/setup-test-tools.sh), named by
 // ZEROPLAY_NODE_MODULES; ES modules ignore NODE_PATH, so it is required from there.
@@ -22,7 +22,8 @@ const browser = await chromium.launch({
 const errors = [];
 const fail = (msg) => { throw new Error(msg); };
 try {
-  const page = await browser.newPage({ viewport: { width: 1000, height: 1000 } });
+  // A reader in Taipei: the SVG download says the local time there.
+  const page = await browser.newPage({ viewport: { width: 1000, height: 1000 }, timezoneId: 'Asia/Taipei', acceptDownloads: true });
   page.on('pageerror', (e) => errors.push(String(e)));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text() + ' ' + (m.location().url || '')); });
   await page.goto(url);
@@ -117,6 +118,7 @@ try {
   // rules say: then the table ends there, and the test starts another match.
   for (let attempt = 0; ; attempt++) {
     await page.click('#new-match');
+    if (/outright/.test(await page.textContent('#match-result'))) fail('a new match still shows the last one\'s result');
     await page.waitForFunction(() => !document.getElementById('match-next').hidden ||
       /outright/.test(document.getElementById('match-result').textContent), null, { timeout: 120000 });
     if (await page.isVisible('#match-next')) break;
@@ -287,6 +289,20 @@ try {
   await page.click('#zoom-in');
   const [bx, by, bw, bh] = await vb();
   if (Math.abs(ax + aw / 2 - (bx + bw / 2)) > 1e-6 || Math.abs(ay + ah / 2 - (by + bh / 2)) > 1e-6 || !(bw < aw)) fail('zoom moved the centre');
+  // Two fingers spread apart zoom in about their midpoint (pinch).
+  const [, , pw] = await vb();
+  await page.evaluate(() => {
+    const svg = document.getElementById('board');
+    const r = svg.getBoundingClientRect();
+    const cx = r.left + r.width / 2, cy = r.top + r.height / 2;
+    const ev = (type, id, x) => svg.dispatchEvent(new PointerEvent(type, {
+      pointerId: id, clientX: x, clientY: cy, bubbles: true, isPrimary: id === 1, pointerType: 'touch' }));
+    ev('pointerdown', 11, cx - 20); ev('pointerdown', 12, cx + 20);
+    ev('pointermove', 12, cx + 50); ev('pointermove', 12, cx + 80);
+    ev('pointerup', 11, cx - 20); ev('pointerup', 12, cx + 80);
+  });
+  const [, , qw] = await vb();
+  if (!(Math.abs(qw / pw - 0.4) < 0.02)) fail(`a pinch from 40 px to 100 px zoomed by ${qw / pw}`);
   await page.click('#rotate');
   const firstTop = await page.$eval('#tracker-first', (e) => e.getBoundingClientRect().top);
   const boardTop = await page.$eval('#board', (e) => e.getBoundingClientRect().top);
@@ -352,6 +368,13 @@ try {
   await placeOne();
   await page.click('#palette button[data-shape]:not([disabled])');
   await page.screenshot({ path: out + '/trigolden-zh-phone.png', fullPage: true });
+  // The SVG download speaks the page's language and the reader's local time.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#svg')]);
+  const svgText = readFileSync(await download.path(), 'utf8');
+  if (!/頂鑫棋 · \d{4}-\d\d-\d\d \d\d:\d\d \(UTC\+8:00\)/.test(svgText) || !svgText.includes('輪到後手')) {
+    fail('the SVG caption: ' + (svgText.match(/<text[^>]*font-size="16"[^>]*>[^<]*/g) || []).join(' | '));
+  }
+  if (!/^BraceTheTriGolden_\d{8}_\d{6}\.svg$/.test(download.suggestedFilename())) fail('SVG file name: ' + download.suggestedFilename());
   await page.selectOption('#game', 'battlenumber');
   await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'battlenumber');
   await idle();
