@@ -323,6 +323,9 @@ async fn create(
     });
     let id = {
         let mut games = state.games.lock().expect("not poisoned");
+        if games.len() >= state.cfg.max_games && state.evict_unplayed(&mut games) {
+            tracing::debug!("server full: dropped the game idle longest with no click played");
+        }
         if games.len() >= state.cfg.max_games {
             return Err(ApiError::TooMany(format!(
                 "the server holds its limit of {} games; try later",

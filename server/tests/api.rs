@@ -841,3 +841,28 @@ fn trigolden_arbitration_counts_the_legal_turns_and_replays_stop_only_where_a_pl
     // The state at a chance node is still served (a link may point there).
     assert_eq!(r["at"], 1);
 }
+
+#[test]
+fn a_full_server_makes_room_by_dropping_a_game_nobody_played() {
+    // Issue 24, finding 5: games created and never played no longer lock others out until
+    // the idle timeout.
+    let s =
+        Server::start(ServeConfig { max_games: 2, max_games_per_client: 2, unplayed_idle_s: 1, ..quick() });
+    let new = || s.call("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "none"})));
+    let (_, played) = new();
+    let (_, idle) = new();
+    let played = played["id"].as_str().unwrap().to_string();
+    let idle = idle["id"].as_str().unwrap().to_string();
+    s.ok("POST", &format!("/api/games/{played}/click"), Some(json!({"action": "d3"})));
+    // Full, and the unplayed game has not been idle long enough: refused.
+    let (st, e) = new();
+    assert_eq!(st, 429, "{e}");
+    std::thread::sleep(Duration::from_millis(1200));
+    // Now the unplayed game makes room; the played one stays, however long it idles.
+    let (st, fresh) = new();
+    assert_eq!(st, 201, "{fresh}");
+    assert_eq!(s.call("GET", &format!("/api/games/{idle}"), None).0, 404);
+    assert_eq!(s.ok("GET", &format!("/api/games/{played}"), None)["ply"], 1);
+    // The fresh game is not yet idle enough: full again.
+    assert_eq!(new().0, 429);
+}
