@@ -465,6 +465,22 @@ struct AiQuery {
 /// Resets the thinking flag however the AI task ends.
 struct Thinking(Arc<Held>);
 
+/// Takes the game's one search slot (an AI turn or a hint), refused while another search
+/// runs; the guard frees it however the search ends. Returns the search's stop flag.
+fn claim_search(h: &Arc<Held>) -> Result<(Thinking, engine::agent::StopFlag), ApiError> {
+    if h.thinking.swap(true, Ordering::SeqCst) {
+        return Err(ApiError::Conflict("the AI is already thinking about this game".into()));
+    }
+    Ok((Thinking(h.clone()), engine::agent::StopFlag::default()))
+}
+
+impl Thinking {
+    /// The search is over: nothing is left for DELETE or new settings to stop.
+    fn release_stop(&self) {
+        *self.0.stop.lock().expect("not poisoned") = None;
+    }
+}
+
 impl Drop for Thinking {
     fn drop(&mut self) {
         self.0.thinking.store(false, Ordering::SeqCst);
@@ -483,11 +499,7 @@ async fn ai(
     if ms == 0 || ms > state.cfg.max_ai_ms {
         return Err(ApiError::BadRequest(format!("ms must be between 1 and {}", state.cfg.max_ai_ms)));
     }
-    if h.thinking.swap(true, Ordering::SeqCst) {
-        return Err(ApiError::Conflict("the AI is already thinking about this game".into()));
-    }
-    let guard = Thinking(h.clone());
-    let stop = engine::agent::StopFlag::default();
+    let (guard, stop) = claim_search(&h)?;
     let (job, at) = {
         let t = h.table.lock().expect("not poisoned");
         (t.ai_job(Duration::from_millis(ms), stop.clone())?, t.ply())
@@ -521,7 +533,7 @@ async fn ai(
             }
         });
         let took = started.elapsed();
-        *guard.0.stop.lock().expect("not poisoned") = None;
+        guard.release_stop();
         let stopped = stop.load(Ordering::Relaxed);
         // A stopped search's move is not played: its client or its game is gone.
         let applied = !stopped && guard.0.table.lock().expect("not poisoned").apply_ai(at, &clicks);
@@ -562,11 +574,7 @@ async fn hint(
     let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let h = held(&state, &id)?;
     let ms = check_ms(&state, q.ms.unwrap_or(h.ai_ms.load(Ordering::Relaxed)))?;
-    if h.thinking.swap(true, Ordering::SeqCst) {
-        return Err(ApiError::Conflict("the AI is already thinking about this game".into()));
-    }
-    let guard = Thinking(h.clone());
-    let stop = engine::agent::StopFlag::default();
+    let (guard, stop) = claim_search(&h)?;
     let (job, at) = {
         let t = h.table.lock().expect("not poisoned");
         (t.hint_job(Duration::from_millis(ms), stop.clone())?, t.ply())
@@ -574,7 +582,7 @@ async fn hint(
     *h.stop.lock().expect("not poisoned") = Some(stop);
     let mut v = tokio::task::spawn_blocking(move || {
         let v = job();
-        *guard.0.stop.lock().expect("not poisoned") = None;
+        guard.release_stop();
         v
     })
     .await

@@ -308,24 +308,13 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("junk.safetensors");
     std::fs::write(&bad, b"not a model").unwrap();
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let err = rt
-        .block_on(async {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            zeroplay_server::run(ServeConfig { model: Some(bad.clone()), ..quick() }, l, async {}).await
-        })
-        .unwrap_err();
-    assert!(err.to_string().contains("junk.safetensors"), "{err}");
+    let err = refused_at_start(ServeConfig { model: Some(bad.clone()), ..quick() });
+    assert!(err.contains("junk.safetensors"), "{err}");
     // A well-formed model whose weights hold a NaN is refused too, naming why.
     let nan = dir.path().join("nan.safetensors");
     std::fs::write(&nan, poisoned(&model_bytes())).unwrap();
-    let err = rt
-        .block_on(async {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            zeroplay_server::run(ServeConfig { model: Some(nan.clone()), ..quick() }, l, async {}).await
-        })
-        .unwrap_err();
-    assert!(err.to_string().contains("non-finite"), "{err}");
+    let err = refused_at_start(ServeConfig { model: Some(nan.clone()), ..quick() });
+    assert!(err.contains("non-finite"), "{err}");
     let bad_cfg = ServeConfig {
         leaf: engine::LeafSettings { lambda: 2.0, ..engine::LeafSettings::served() },
         ..quick()
@@ -333,6 +322,17 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
     assert!(bad_cfg.validate().unwrap_err().contains("leaf.lambda"));
     let bad_cfg = ServeConfig { leaf: engine::LeafSettings::rollout(), ..quick() };
     assert!(bad_cfg.validate().unwrap_err().contains("leaf.evaluator"));
+}
+
+/// The error of a server that refuses to start with `cfg`.
+fn refused_at_start(cfg: ServeConfig) -> String {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        zeroplay_server::run(cfg, l, async {}).await
+    })
+    .unwrap_err()
+    .to_string()
 }
 
 /// `bytes` (a model file) with its first weight replaced by NaN.
