@@ -20,6 +20,7 @@ const ROOTS: &[&str] = &[
     "server/src",
     "telemetry/src",
     "storage/src",
+    "net/src",
 ];
 
 fn root() -> &'static Path {
@@ -148,6 +149,25 @@ fn one_game_registry_and_one_dispatch() {
     }
     assert_eq!(enums, [root().join("engine/src/kind.rs").display().to_string()], "one GameKind, in engine");
     assert!(name_switches.is_empty(), "per-game switches outside with_game!:\n{}", name_switches.join("\n"));
+}
+
+#[test]
+fn every_listener_is_guarded() {
+    // A bare listener has no caps or timeouts (issue 24): serving goes through zeroplay-net.
+    let mut bare = Vec::new();
+    for r in ROOTS {
+        let mut files = Vec::new();
+        rust_files(&root().join(r), &mut files);
+        for f in files {
+            let c = code(&f);
+            for pat in ["axum::serve(", "TcpIncoming", ".serve_with_shutdown(", ".serve(addr"] {
+                if c.contains(pat) {
+                    bare.push(format!("{}: {pat}", f.display()));
+                }
+            }
+        }
+    }
+    assert!(bare.is_empty(), "listeners served without zeroplay_net:\n{}", bare.join("\n"));
 }
 
 #[test]

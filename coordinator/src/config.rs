@@ -39,6 +39,9 @@ pub struct CoordinatorConfig {
     /// models (`models/`) are mirrored to the bucket. Local disk stays the working copy.
     /// Keys come from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, never from this file.
     pub storage: Option<zeroplay_storage::StorageConfig>,
+    /// Limits on the connections held (`[connections]`): caps in all and per address,
+    /// handshake and idle timeouts, the file descriptors kept for storage.
+    pub connections: zeroplay_net::Connections,
 }
 
 /// Bearer tokens. Each must be at least 16 characters; the three must differ.
@@ -82,6 +85,10 @@ impl AuthConfig {
 /// Largest `limits.max_message_bytes` accepted: a bound on what one message can make the
 /// coordinator buffer.
 pub const MAX_MESSAGE_BYTES_LIMIT: usize = 64 * 1024 * 1024;
+
+/// Seconds between the HTTP/2 keepalive pings the coordinator sends on each connection: a
+/// live peer answers, so a connection silent for longer than the idle timeout is dead.
+pub const HTTP2_KEEPALIVE_S: u64 = 10;
 
 /// Lease timing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -240,6 +247,7 @@ impl Default for CoordinatorConfig {
             games,
             options: GameOptions::default(),
             storage: None,
+            connections: zeroplay_net::Connections::default(),
         }
     }
 }
@@ -271,6 +279,13 @@ impl CoordinatorConfig {
             || a.trainer_token == a.admin_token
         {
             return bad("auth tokens must differ between roles".into());
+        }
+        self.connections.validate().map_err(|e| ConfigError(e.to_string()))?;
+        if self.connections.idle_s < 2 * HTTP2_KEEPALIVE_S {
+            return bad(format!(
+                "connections.idle_s must be at least {} (twice the HTTP/2 keepalive ping interval)",
+                2 * HTTP2_KEEPALIVE_S
+            ));
         }
         if self.leases.ttl_ms < 100
             || self.leases.heartbeat_interval_ms == 0

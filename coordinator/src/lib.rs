@@ -37,6 +37,9 @@ use crate::leases::{Leases, Sources};
 use crate::service::{AuthInterceptor, CoordinatorService, Shared};
 use crate::store::Store;
 
+/// Most concurrent calls on one connection.
+const MAX_STREAMS_PER_CONNECTION: u32 = 256;
+
 /// How long shutdown waits for connected clients to finish their calls.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
@@ -213,12 +216,14 @@ pub async fn run_with_metrics(
     // Metrics and health: ready from here until shutdown begins. The server stops at the end
     // (or when its handle is dropped, on an early return).
     let health = zeroplay_telemetry::Health::new();
+    let guarded = zeroplay_net::GuardedListener::new(listener, cfg.connections.clone(), "coordinator");
     let metrics_server = metrics_listener.map(|l| {
         let registry = Arc::new(metrics::registry(
             shared.stats.clone(),
             Arc::downgrade(&shared),
             &shared.observed,
             storage_stats,
+            guarded.guard(),
         ));
         zeroplay_telemetry::spawn(l, registry, health.clone())
     });
@@ -249,10 +254,12 @@ pub async fn run_with_metrics(
             std::fs::read(&tls.key).map_err(|e| RunError::Tls(format!("{}: {e}", tls.key.display())))?;
         builder = builder.tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))?;
     }
-    let addr = listener.local_addr().map_err(store::StoreError::Io)?;
+    let addr = guarded.local_addr().map_err(store::StoreError::Io)?;
     info!(%addr, tls = cfg.tls.is_some(), "coordinator listening");
-    // Nagle off: an acknowledgement is a small write that must not wait for a delayed ACK.
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    // Caps and timeouts (issue 24): a connection must finish its TLS or HTTP/2 handshake in
+    // time, and a flood of idle ones gives way to real workers. Nagle is off (the guarded
+    // listener sets it): an acknowledgement is a small write that must not wait.
+    let incoming = guarded.into_incoming();
     // At shutdown: end the model watch streams (so their connections can close), then give
     // clients a grace period to finish their calls; a client that does not answer cannot
     // hold the coordinator (and its final Parquet write) hostage.
@@ -269,8 +276,12 @@ pub async fn run_with_metrics(
         }
     };
     let serve = builder
-        .http2_keepalive_interval(Some(Duration::from_secs(10)))
+        .http2_keepalive_interval(Some(Duration::from_secs(config::HTTP2_KEEPALIVE_S)))
         .http2_keepalive_timeout(Some(Duration::from_secs(5)))
+        // A worker holds a handful of streams (its calls and one model watch); headers are
+        // a token and a few names.
+        .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
+        .http2_max_header_list_size(Some(16 * 1024))
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, on_shutdown);
     tokio::pin!(serve);

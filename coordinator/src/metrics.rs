@@ -25,6 +25,7 @@ pub fn registry(
     shared: Weak<Shared>,
     observed: &Observed,
     storage: Option<Arc<SyncStats>>,
+    connections: &zeroplay_net::Guard,
 ) -> Registry {
     let mut r = Registry::with_prefix("zeroplay_coordinator");
     r.register(
@@ -163,7 +164,7 @@ pub fn registry(
                 sync(|s| &s.failures),
             );
     }
-    r.register_collector(Box::new(live));
+    r.register_collector(Box::new(live.connections(connections)));
     r
 }
 

@@ -101,6 +101,10 @@ pub struct ServeConfig {
     pub banqi_agent: String,
     /// Game options used when a new game names none.
     pub options: GameDefaults,
+    /// Limits on the connections held (`[connections]`): caps in all and per address,
+    /// handshake and idle timeouts. The idle timeout must outlast `max_ai_ms`, as nothing
+    /// crosses the connection while the AI thinks.
+    pub connections: zeroplay_net::Connections,
 }
 
 /// Options used when a new game names none.
@@ -132,6 +136,7 @@ impl Default for ServeConfig {
             trigolden_agent: "auto".into(),
             banqi_agent: "auto".into(),
             options: GameDefaults::default(),
+            connections: zeroplay_net::Connections::default(),
         }
     }
 }
@@ -152,6 +157,13 @@ impl ServeConfig {
         }
         if self.default_ai_ms == 0 || self.default_ai_ms > self.max_ai_ms {
             return Err("default_ai_ms must be between 1 and max_ai_ms".into());
+        }
+        self.connections.validate().map_err(|e| e.to_string())?;
+        if self.connections.idle_s.saturating_mul(1000) <= self.max_ai_ms {
+            return Err(format!(
+                "connections.idle_s ({} s) must exceed max_ai_ms ({} ms): a connection is silent while the AI thinks",
+                self.connections.idle_s, self.max_ai_ms
+            ));
         }
         self.leaf.validate().map_err(|e| format!("leaf.{e}"))?;
         if self.leaf.evaluator != engine::LeafEvaluator::Net {
@@ -267,6 +279,8 @@ pub struct AppState {
     pub(crate) ai_turns: AtomicU64,
     pub(crate) ai_sims: AtomicU64,
     pub(crate) ai_micros: AtomicU64,
+    /// The listener's connection table (for /metrics).
+    pub(crate) connections: zeroplay_net::Guard,
 }
 
 /// The game number of an id in a path (hex).
@@ -362,7 +376,9 @@ impl AppState {
                 })
             }
         };
+        let connections = zeroplay_net::Guard::new(cfg.connections.clone(), "play server");
         Ok(Arc::new(AppState {
+            connections,
             cfg,
             games: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(rand::random::<u32>() as u64 + 1),
@@ -505,11 +521,11 @@ pub async fn run_with_ready(
     }
     let addr = listener.local_addr()?;
     info!(%addr, model = ?cfg.model, coordinator = ?cfg.coordinator, "play server listening; open http://{addr}/");
-    let app = api::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let listener = zeroplay_net::GuardedListener::with_guard(listener, state.connections.clone());
+    let app = api::router(state);
     ready(addr);
-    let result = axum::serve(listener, app).with_graceful_shutdown(shutdown).await;
+    zeroplay_net::serve_http(listener, app, shutdown).await;
     stop.store(true, Ordering::Relaxed);
-    result?;
     info!("play server stopped");
     Ok(())
 }

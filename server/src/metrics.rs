@@ -24,6 +24,7 @@ pub fn registry(state: Arc<AppState>) -> Registry {
     let sims = move || s.ai_sims.load(Ordering::Relaxed);
     let s = state.clone();
     let think_ms = move || s.ai_micros.load(Ordering::Relaxed) / 1000;
+    let connections = state.connections.clone();
     let s = state;
     let versions = move || {
         vec![
@@ -43,7 +44,8 @@ pub fn registry(state: Arc<AppState>) -> Registry {
                 "Version of the network the game's AI uses (0: rollout MCTS)",
                 "game",
                 versions,
-            ),
+            )
+            .connections(&connections),
     ));
     r
 }

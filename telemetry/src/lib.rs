@@ -144,6 +144,35 @@ impl Live {
     }
 }
 
+impl Live {
+    /// Adds a listener's connection counters (`connections_open`, `connections_accepted`,
+    /// `connections_refused`, `connections_evicted`, `connections_timed_out`).
+    pub fn connections(self, guard: &zeroplay_net::Guard) -> Live {
+        let g = |f: fn(&zeroplay_net::GuardStats) -> u64| {
+            let guard = guard.clone();
+            move || f(&guard.stats())
+        };
+        let open = g(|s| s.open);
+        self.gauge("connections_open", "Connections held now", move || open() as f64)
+            .counter("connections_accepted", "Connections admitted", g(|s| s.accepted))
+            .counter(
+                "connections_refused",
+                "Connections closed at once: every held connection was established",
+                g(|s| s.refused),
+            )
+            .counter(
+                "connections_evicted",
+                "Connections closed before their handshake to make room for a newer one",
+                g(|s| s.evicted),
+            )
+            .counter(
+                "connections_timed_out",
+                "Connections closed by the handshake or idle timeout",
+                g(|s| s.timed_out),
+            )
+    }
+}
+
 impl fmt::Debug for Live {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.entries.iter().map(|e| e.name)).finish()
@@ -240,7 +269,12 @@ pub async fn serve(
     if let Ok(addr) = listener.local_addr() {
         tracing::info!(%addr, "metrics and health endpoints listening (/metrics, /healthz, /readyz)");
     }
-    axum::serve(listener, router::<()>(registry, health)).with_graceful_shutdown(shutdown).await
+    // Guarded like the servers' own ports: a flood here must not take the process's file
+    // descriptors, and a monitor still gets in (issue 24).
+    let listener =
+        zeroplay_net::GuardedListener::new(listener, zeroplay_net::Connections::metrics(), "metrics");
+    zeroplay_net::serve_http(listener, router::<()>(registry, health), shutdown).await;
+    Ok(())
 }
 
 /// [`serve`] on its own task, until [`Running::stop`] (or until the handle is dropped, as on

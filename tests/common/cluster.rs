@@ -90,7 +90,7 @@ impl Cluster {
     /// binary: the child's pid is zeroplay's, so signals reach it).
     pub fn spawn_in(&mut self, netns: Option<&str>, name: &str, args: &[&str]) {
         let bin = env!("CARGO_BIN_EXE_zeroplay");
-        let mut cmd = match netns {
+        let cmd = match netns {
             Some(ns) => {
                 let mut c = Command::new("ip");
                 c.args(["netns", "exec", ns, bin]);
@@ -98,6 +98,23 @@ impl Cluster {
             }
             None => Command::new(bin),
         };
+        self.spawn_command(cmd, name, args);
+    }
+
+    /// [`Cluster::spawn`] with the open-files limit (soft and hard) set to `nofile` (the
+    /// shell execs the binary, so the child's pid is zeroplay's).
+    pub fn spawn_with_nofile(&mut self, nofile: u64, name: &str, args: &[&str]) {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            r#"ulimit -n "$0" && exec "$@""#,
+            &nofile.to_string(),
+            env!("CARGO_BIN_EXE_zeroplay"),
+        ]);
+        self.spawn_command(cmd, name, args);
+    }
+
+    fn spawn_command(&mut self, mut cmd: Command, name: &str, args: &[&str]) {
         let child = cmd
             .args(args)
             .env("RUST_LOG", "info")
