@@ -108,15 +108,10 @@ fn fetch_gzip(addr: SocketAddr, path: &str) -> Result<(u16, usize)> {
 
 /// A new game of `kind` after `plies` clicks chosen at random among the server's legal
 /// clicks (fewer if the game ends), stopped at a turn start.
-fn game_random(addr: SocketAddr, kind: &str, plies: usize, seed: u64) -> Result<String> {
+fn game_random(me: &client::Player, kind: &str, plies: usize, seed: u64) -> Result<String> {
     let mut rng = engine::rng_from_seed(seed);
     let mut v = ok(
-        client::json(
-            addr,
-            "POST",
-            "/api/games",
-            Some(&json!({"game": kind, "ai_seat": "none", "seed": seed})),
-        ),
+        me.json("POST", "/api/games", Some(&json!({"game": kind, "ai_seat": "none", "seed": seed}))),
         "new game",
     )?;
     let id = v["id"].as_str().context("game id")?.to_string();
@@ -127,27 +122,18 @@ fn game_random(addr: SocketAddr, kind: &str, plies: usize, seed: u64) -> Result<
         // Near the end, the first legal click: quickest to a turn start.
         let pick = if last_plies { 0 } else { rand::RngExt::random_range(&mut rng, 0..legal.len()) };
         let a = legal[pick]["action"].as_str().context("action")?.to_string();
-        v = ok(
-            client::json(addr, "POST", &format!("/api/games/{id}/click"), Some(&json!({"action": a}))),
-            "click",
-        )?;
+        v = ok(me.json("POST", &format!("/api/games/{id}/click"), Some(&json!({"action": a}))), "click")?;
         n += 1;
     }
     Ok(id)
 }
 
 /// A game of `kind` at the position after `clicks` (played through the API).
-fn game_at(addr: SocketAddr, kind: &str, clicks: &[String]) -> Result<String> {
-    let v = ok(
-        client::json(addr, "POST", "/api/games", Some(&json!({"game": kind, "ai_seat": "none"}))),
-        "new game",
-    )?;
+fn game_at(me: &client::Player, kind: &str, clicks: &[String]) -> Result<String> {
+    let v = ok(me.json("POST", "/api/games", Some(&json!({"game": kind, "ai_seat": "none"}))), "new game")?;
     let id = v["id"].as_str().context("game id")?.to_string();
     for c in clicks {
-        ok(
-            client::json(addr, "POST", &format!("/api/games/{id}/click"), Some(&json!({"action": c}))),
-            "click",
-        )?;
+        ok(me.json("POST", &format!("/api/games/{id}/click"), Some(&json!({"action": c}))), "click")?;
     }
     Ok(id)
 }
@@ -175,7 +161,9 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
         let _ = stop_rx.await;
     }));
     std::thread::sleep(Duration::from_millis(200));
-    let info = ok(client::json(addr, "GET", "/api/info", None), "info")?;
+    // One player: it keeps the secret of each game it creates.
+    let me = client::Player::new(addr);
+    let info = ok(me.json("GET", "/api/info", None), "info")?;
     println!(
         "zeroplay bench serve: server on {addr}, model version {} ({})",
         info["model_version"],
@@ -191,7 +179,7 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
     println!("| file | bytes | gzip bytes on the wire |");
     println!("|---|---|---|");
     for path in ["/", "/app.js", "/style.css"] {
-        let plain = client::request(addr, "GET", path, None, "text/plain")?.body.len();
+        let plain = me.request("GET", path, None, "text/plain")?.body.len();
         let (_, wire) = fetch_gzip(addr, path)?;
         println!("| {path} | {plain} | {wire} |");
     }
@@ -207,7 +195,7 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
             let f = t.elapsed().as_secs_f64() * 1e3;
             let t2 = Instant::now();
             let v = ok(
-                client::json(addr, "POST", "/api/games", Some(&json!({"game": kind, "ai_seat": "second"}))),
+                me.json("POST", "/api/games", Some(&json!({"game": kind, "ai_seat": "second"}))),
                 "new game",
             )?;
             let g = t2.elapsed().as_secs_f64() * 1e3;
@@ -215,7 +203,7 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
             first.push(g);
             whole.push(f + g);
             let id = v["id"].as_str().context("game id")?;
-            client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+            me.request("DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
         }
         println!(
             "| {kind} | {:.2} ms | {:.2} ms | {:.2} ms |",
@@ -242,15 +230,9 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
             for i in 0..args.moves {
                 // From the first reply turn (one click in: the first two-piece turn) on.
                 let plies = 1 + (i * 7) % 30;
-                let id = game_random(addr, kind, plies, args.seed * 1000 + i as u64)?;
+                let id = game_random(&me, kind, plies, args.seed * 1000 + i as u64)?;
                 let t = Instant::now();
-                let r = client::request(
-                    addr,
-                    "POST",
-                    &format!("/api/games/{id}/ai?ms={ms}"),
-                    None,
-                    "text/plain",
-                )?;
+                let r = me.request("POST", &format!("/api/games/{id}/ai?ms={ms}"), None, "text/plain")?;
                 let took = t.elapsed().as_secs_f64() * 1e3;
                 let done =
                     r.events().into_iter().rev().find(|(e, _)| e == "done").context("no done event")?.1;
@@ -260,7 +242,7 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
                 over.push(took - ms as f64);
                 rate.push(n / (el / 1e3));
                 sims.push(n);
-                client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+                me.request("DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
             }
             let slowest = lat.iter().copied().fold(0.0, f64::max);
             println!(
@@ -287,23 +269,22 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
         ("trigolden", random_clicks::<TriGolden>(20, args.seed)),
     ] {
         let token = {
-            let id = game_at(addr, kind, &clicks)?;
-            let v = ok(client::json(addr, "GET", &format!("/api/games/{id}"), None), "game")?;
-            client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+            let id = game_at(&me, kind, &clicks)?;
+            let v = ok(me.json("GET", &format!("/api/games/{id}"), None), "game")?;
+            me.request("DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
             v["replay"].as_str().context("replay")?.to_string()
         };
         let before = rss();
         let mut ids = Vec::with_capacity(args.games);
         for _ in 0..args.games {
             let v = ok(
-                client::json(addr, "POST", "/api/games", Some(&json!({"replay": token, "ai_seat": "none"}))),
+                me.json("POST", "/api/games", Some(&json!({"replay": token, "ai_seat": "none"}))),
                 "new game",
             )?;
             ids.push(v["id"].as_str().context("id")?.to_string());
         }
         let after = rss();
-        let held =
-            ok(client::json(addr, "GET", "/api/info", None), "info")?["games_held"].as_u64().unwrap_or(0);
+        let held = ok(me.json("GET", "/api/info", None), "info")?["games_held"].as_u64().unwrap_or(0);
         println!(
             "| {kind} | {} | {:.1} MiB | {:.1} MiB | {:.1} KiB ({held} held) |",
             clicks.len(),
@@ -312,7 +293,7 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
             after.saturating_sub(before) as f64 / args.games as f64 / 1024.0
         );
         for id in ids {
-            client::request(addr, "DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
+            me.request("DELETE", &format!("/api/games/{id}"), None, "text/plain")?;
         }
     }
     let _ = stop_tx.send(());

@@ -46,12 +46,17 @@ fn table<'a>(t: &'a mut toml::Table, path: &[&str]) -> &'a mut toml::Table {
 
 /// One HTTP/1.1 request on loopback: (status, body).
 fn http(addr: &str, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+    http_with(addr, method, path, body, "")
+}
+
+/// [`http`] with extra header lines (each ending in `\r\n`).
+fn http_with(addr: &str, method: &str, path: &str, body: &str, headers: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(addr).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
     write!(
         s,
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+         Content-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
         body.len()
     )
     .ok()?;
@@ -188,8 +193,11 @@ fn compose_command_lines_run_the_whole_cluster_path_on_loopback() {
     let (st, body) =
         http(&serve_addr, "POST", "/api/games", r#"{"game":"battlenumber","ai_seat":"first"}"#).unwrap();
     assert_eq!(st, 201, "{body}");
-    let id = serde_json::from_str::<serde_json::Value>(&body).unwrap()["id"].as_str().unwrap().to_string();
-    let (st, body) = http(&serve_addr, "POST", &format!("/api/games/{id}/ai?ms=200"), "").unwrap();
+    let game: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let (id, secret) = (game["id"].as_str().unwrap(), game["secret"].as_str().unwrap());
+    let mine = format!("X-Game-Secret: {secret}\r\n");
+    let (st, body) =
+        http_with(&serve_addr, "POST", &format!("/api/games/{id}/ai?ms=200"), "", &mine).unwrap();
     assert_eq!(st, 200, "{body}");
     let done = body.lines().rev().find_map(|l| l.strip_prefix("data:")).expect("server-sent events");
     let done: serde_json::Value = serde_json::from_str(done.trim()).unwrap();

@@ -115,15 +115,24 @@ function msFor(seat) {
 }
 function aiSeats(v) { return (v && v.ai_seats) || (v && v.ai_seat ? [v.ai_seat] : []); }
 
+// Each game's secret, given to this page when it created the game: every request that
+// changes the game carries it (anyone may watch a game; only its creator plays in it).
+const secrets = {};
+function gameHeaders(path) {
+  const m = /^\/api\/games\/([0-9a-f]+)/.exec(path);
+  return m && secrets[m[1]] ? { 'x-game-secret': secrets[m[1]] } : {};
+}
+
 async function api(method, path, body) {
   const res = await fetch(path, {
-    method, headers: body ? { 'content-type': 'application/json' } : {},
+    method, headers: Object.assign(body ? { 'content-type': 'application/json' } : {}, gameHeaders(path)),
     body: body ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch (_) { data = { error: text }; }
   if (!res.ok) throw new Error((data && data.error) || res.statusText);
+  if (method === 'POST' && path === '/api/games' && data && data.secret) secrets[data.id] = data.secret;
   return data;
 }
 
@@ -206,7 +215,8 @@ async function aiMove() {
     let res;
     // 409 right after a stop: the server is still letting go of the stopped search.
     for (let tries = 0; ; tries++) {
-      res = await fetch('/api/games/' + app.id + '/ai?ms=' + ms, { method: 'POST', signal: ctl.signal });
+      const path = '/api/games/' + app.id + '/ai?ms=' + ms;
+      res = await fetch(path, { method: 'POST', signal: ctl.signal, headers: gameHeaders(path) });
       if (res.status !== 409 || tries >= 30) break;
       await new Promise((r) => setTimeout(r, 100));
       if (gen !== app.gen) return false;
@@ -1203,6 +1213,8 @@ init();
 // For the browser tests: whether the page waits on nothing (no request, no AI turn due).
 window.zeroplay = {
   view: () => app.view && Object.assign({ id: app.id }, app.view),
+  // Deletes the game on screen on the server (with its secret), as a page left for another.
+  drop: () => (app.id ? api('DELETE', '/api/games/' + app.id).then(() => 0, () => 0) : 0),
   idle: () => !app.busy && !!app.view &&
     (!!app.replay || !aiToMove(app.view) || !!app.view.outcome || (app.paused && app.view.ai_seat === 'both')),
 };

@@ -42,7 +42,7 @@ use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
 
 use crate::table::{Served, Session, Table, state_view};
-use crate::{ApiError, AppState, Held, assets, game_id, held, replay};
+use crate::{ApiError, AppState, Held, SECRET_HEADER, assets, game_id, held, new_secret, owned, replay};
 use engine::GameKind;
 
 /// The router over `state`, with the metrics and health endpoints of [`crate::metrics`].
@@ -313,9 +313,11 @@ async fn create(
         .map_err(|e| ApiError::BadRequest(format!("could not build the game: {e}")))??
     };
     let ip = peer.ip();
+    let secret = new_secret();
     let held = Arc::new(Held {
         table: Mutex::new(table),
         owner: ip,
+        secret: secret.clone(),
         last_used: Mutex::new(Instant::now()),
         thinking: Default::default(),
         ai_ms: AtomicU64::new(ai_ms),
@@ -338,13 +340,18 @@ async fn create(
                 "you hold {mine} games, the limit per client; delete one first"
             )));
         }
-        let id = state.next_id.fetch_add(1, Ordering::Relaxed);
+        // Unguessable: 64 random bits (a game is watched by its id; changed only with its secret).
+        let id = std::iter::repeat_with(rand::random::<u64>)
+            .find(|id| *id != 0 && !games.contains_key(id))
+            .expect("a free id");
         state.games_created.fetch_add(1, Ordering::Relaxed);
         games.insert(id, held.clone());
         id
     };
-    tracing::debug!(id = format!("{id:x}"), game = kind.name(), "new game");
-    Ok((StatusCode::CREATED, Json(view(id, &held))))
+    tracing::debug!(id = format!("{id:016x}"), game = kind.name(), "new game");
+    let mut v = view(id, &held);
+    v["secret"] = json!(secret);
+    Ok((StatusCode::CREATED, Json(v)))
 }
 
 async fn show(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
@@ -352,7 +359,7 @@ async fn show(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Res
     Ok(Json(view(game_id(&id)?, &h)))
 }
 
-async fn remove(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<StatusCode, ApiError> {
+async fn remove(State(state): State<Arc<AppState>>, Owned(id, _): Owned) -> Result<StatusCode, ApiError> {
     let n = game_id(&id)?;
     let gone = state.games.lock().expect("not poisoned").remove(&n);
     match gone {
@@ -362,6 +369,31 @@ async fn remove(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> R
             Ok(StatusCode::NO_CONTENT)
         }
         None => Err(ApiError::NotFound(format!("no game {id}"))),
+    }
+}
+
+/// The game named in the path, for a change: its secret ([`SECRET_HEADER`]) checked before
+/// anything else of the request is read.
+struct Owned(String, Arc<Held>);
+
+impl axum::extract::FromRequestParts<Arc<AppState>> for Owned {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ApiError> {
+        let Path(id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::NotFound(e.body_text()))?;
+        let secret = match parts.headers.get(SECRET_HEADER) {
+            None => None,
+            Some(v) => Some(
+                v.to_str().map_err(|_| ApiError::BadRequest(format!("{SECRET_HEADER} is not text")))?.trim(),
+            ),
+        };
+        let h = owned(state, &id, secret)?;
+        Ok(Owned(id, h))
     }
 }
 
@@ -393,10 +425,9 @@ struct Settings {
 /// dropped, so "stop the AI" is `{ai_seat: "none"}` while it thinks.
 async fn settings(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    Owned(id, h): Owned,
     Body(req): Body<Settings>,
 ) -> Result<Json<Value>, ApiError> {
-    let h = held(&state, &id)?;
     let seat = req.ai_seat.as_deref().map(parse_seats).transpose()?;
     let ms = req.ai_ms.map(|ms| check_ms(&state, ms)).transpose()?;
     if let Some(ms) = ms {
@@ -422,12 +453,7 @@ struct Click {
     action: String,
 }
 
-async fn click(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    Body(c): Body<Click>,
-) -> Result<Json<Value>, ApiError> {
-    let h = held(&state, &id)?;
+async fn click(Owned(id, h): Owned, Body(c): Body<Click>) -> Result<Json<Value>, ApiError> {
     not_thinking(&h)?;
     if c.action.len() > 64 {
         return Err(ApiError::BadRequest("action text longer than 64 characters".into()));
@@ -442,15 +468,13 @@ async fn click(
     Ok(Json(view(game_id(&id)?, &h)))
 }
 
-async fn undo(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let h = held(&state, &id)?;
+async fn undo(Owned(id, h): Owned) -> Result<Json<Value>, ApiError> {
     not_thinking(&h)?;
     h.table.lock().expect("not poisoned").undo()?;
     Ok(Json(view(game_id(&id)?, &h)))
 }
 
-async fn redo(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Result<Json<Value>, ApiError> {
-    let h = held(&state, &id)?;
+async fn redo(Owned(id, h): Owned) -> Result<Json<Value>, ApiError> {
     not_thinking(&h)?;
     h.table.lock().expect("not poisoned").redo()?;
     Ok(Json(view(game_id(&id)?, &h)))
@@ -489,12 +513,11 @@ impl Drop for Thinking {
 
 async fn ai(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    Owned(id, h): Owned,
     query: Result<Query<AiQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Sse<impl tokio_stream::Stream<Item = Result<Event, Infallible>>>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
     let n = game_id(&id)?;
-    let h = held(&state, &id)?;
     let ms = q.ms.unwrap_or(h.ai_ms.load(Ordering::Relaxed));
     if ms == 0 || ms > state.cfg.max_ai_ms {
         return Err(ApiError::BadRequest(format!("ms must be between 1 and {}", state.cfg.max_ai_ms)));
@@ -568,11 +591,10 @@ async fn ai(
 /// It holds the game's search slot like an AI turn (one search per game; DELETE stops it).
 async fn hint(
     State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
+    Owned(_, h): Owned,
     query: Result<Query<AiQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Query(q) = query.map_err(|e| ApiError::BadRequest(e.body_text()))?;
-    let h = held(&state, &id)?;
     let ms = check_ms(&state, q.ms.unwrap_or(h.ai_ms.load(Ordering::Relaxed)))?;
     let (guard, stop) = claim_search(&h)?;
     let (job, at) = {

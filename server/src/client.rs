@@ -2,7 +2,9 @@
 //! per connection (`Connection: close`), chunked bodies decoded, server-sent events split.
 //! Not for production use; browsers and `curl` are the real clients.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -78,4 +80,69 @@ pub fn request(
 pub fn json(addr: SocketAddr, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<Response> {
     let b = body.map(|v| v.to_string().into_bytes());
     request(addr, method, path, b.as_deref(), "application/json")
+}
+
+/// A player's client: it keeps the secret of every game it creates (`POST /api/games`) and
+/// sends it ([`crate::SECRET_HEADER`]) with every later request about that game, as the web
+/// client does. A clone is the same player (it shares the secrets); another `Player` is a
+/// stranger to those games.
+#[derive(Clone, Debug)]
+pub struct Player {
+    addr: SocketAddr,
+    secrets: Arc<Mutex<HashMap<String, String>>>,
+}
+
+impl Player {
+    /// A player of the server at `addr`, with no games yet.
+    pub fn new(addr: SocketAddr) -> Player {
+        Player { addr, secrets: Arc::default() }
+    }
+
+    /// The secret of game `id`, if this player created it.
+    pub fn secret(&self, id: &str) -> Option<String> {
+        self.secrets.lock().expect("not poisoned").get(id).cloned()
+    }
+
+    /// Sends one request (with the game's secret when the path names a game of this player).
+    ///
+    /// # Errors
+    /// As [`request`].
+    pub fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&[u8]>,
+        ctype: &str,
+    ) -> std::io::Result<Response> {
+        let id = path.strip_prefix("/api/games/").map(|rest| rest.split(['/', '?']).next().unwrap_or(""));
+        let secret = id.and_then(|id| self.secret(id));
+        let headers: Vec<(&str, &str)> =
+            secret.as_deref().map(|s| (crate::SECRET_HEADER, s)).into_iter().collect();
+        let (status, head, body) = zeroplay_telemetry::request_with(
+            self.addr,
+            method,
+            path,
+            body,
+            ctype,
+            &headers,
+            Duration::from_secs(120),
+        )?;
+        let r = Response { status, head, body };
+        if method == "POST" && path == "/api/games" && r.status == 201 {
+            let v = r.json();
+            if let (Some(id), Some(secret)) = (v["id"].as_str(), v["secret"].as_str()) {
+                self.secrets.lock().expect("not poisoned").insert(id.to_string(), secret.to_string());
+            }
+        }
+        Ok(r)
+    }
+
+    /// Sends JSON (or nothing) and returns the response.
+    ///
+    /// # Errors
+    /// As [`request`].
+    pub fn json(&self, method: &str, path: &str, body: Option<&Value>) -> std::io::Result<Response> {
+        let b = body.map(|v| v.to_string().into_bytes());
+        self.request(method, path, b.as_deref(), "application/json")
+    }
 }

@@ -214,6 +214,9 @@ pub enum ApiError {
     /// A limit was reached.
     #[error("{0}")]
     TooMany(String),
+    /// A change to a game without its secret (or with another one).
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl ApiError {
@@ -225,6 +228,7 @@ impl ApiError {
             ApiError::Illegal(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
         }
     }
 }
@@ -241,6 +245,9 @@ impl IntoResponse for ApiError {
 pub(crate) struct Held {
     pub table: Mutex<Box<dyn Table>>,
     pub owner: IpAddr,
+    /// What every change to the game must carry ([`SECRET_HEADER`]): 128 random bits, given
+    /// only to the game's creator.
+    pub secret: String,
     pub last_used: Mutex<Instant>,
     /// An AI turn is being computed: clicks, undo and a second AI request wait.
     pub thinking: std::sync::atomic::AtomicBool,
@@ -263,8 +270,7 @@ impl Held {
 pub struct AppState {
     pub(crate) cfg: ServeConfig,
     pub(crate) games: Mutex<HashMap<u64, Arc<Held>>>,
-    pub(crate) next_id: AtomicU64,
-    /// Games created since start (ids are random, so not `next_id`).
+    /// Games created since start (ids are random: they cannot be counted from them).
     pub(crate) games_created: AtomicU64,
     pub(crate) models: Arc<ModelSlot>,
     pub(crate) ai_bn: AiFactory<BattleNumber>,
@@ -296,13 +302,48 @@ pub(crate) fn game_id(s: &str) -> Result<u64, ApiError> {
 /// # Errors
 /// [`ApiError::NotFound`] for no such game (or one dropped after its idle time).
 pub(crate) fn held(state: &AppState, id: &str) -> Result<Arc<Held>, ApiError> {
-    let n = game_id(id)?;
-    let h = state.games.lock().expect("not poisoned").get(&n).cloned();
-    let h = h.ok_or_else(|| {
-        ApiError::NotFound(format!("no game {id} (finished games are dropped after an idle hour)"))
-    })?;
+    let h = lookup(state, id)?;
     *h.last_used.lock().expect("not poisoned") = Instant::now();
     Ok(h)
+}
+
+fn lookup(state: &AppState, id: &str) -> Result<Arc<Held>, ApiError> {
+    let n = game_id(id)?;
+    let h = state.games.lock().expect("not poisoned").get(&n).cloned();
+    h.ok_or_else(|| {
+        ApiError::NotFound(format!("no game {id} (finished games are dropped after an idle hour)"))
+    })
+}
+
+/// The header that carries a game's secret on every request that changes the game.
+pub const SECRET_HEADER: &str = "x-game-secret";
+
+/// The held game `id` for a change: `secret` must be its secret (checked before the game is
+/// marked as used, so a stranger's request does not keep it alive).
+///
+/// # Errors
+/// [`ApiError::NotFound`], or [`ApiError::Forbidden`] without the right secret.
+pub(crate) fn owned(state: &AppState, id: &str, secret: Option<&str>) -> Result<Arc<Held>, ApiError> {
+    let h = lookup(state, id)?;
+    let Some(secret) = secret else {
+        return Err(ApiError::Forbidden(format!(
+            "changing game {id} needs its secret in the {SECRET_HEADER} header (POST /api/games gave it to \
+             the game's creator; to watch, use its replay token)"
+        )));
+    };
+    // Compared in constant time: the answer's timing says nothing about the secret.
+    let (a, b) = (secret.as_bytes(), h.secret.as_bytes());
+    let differ = a.len() != b.len() || a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0;
+    if differ {
+        return Err(ApiError::Forbidden(format!("wrong secret for game {id}")));
+    }
+    *h.last_used.lock().expect("not poisoned") = Instant::now();
+    Ok(h)
+}
+
+/// A fresh game secret: 128 random bits in hex.
+pub(crate) fn new_secret() -> String {
+    format!("{:032x}", rand::random::<u128>())
 }
 
 impl AppState {
@@ -381,7 +422,6 @@ impl AppState {
             connections,
             cfg,
             games: Mutex::new(HashMap::new()),
-            next_id: AtomicU64::new(rand::random::<u32>() as u64 + 1),
             games_created: AtomicU64::new(0),
             models,
             ai_bn,

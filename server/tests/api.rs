@@ -8,6 +8,8 @@ use zeroplay_server::{ServeConfig, client};
 
 struct Server {
     addr: SocketAddr,
+    /// The player every request goes through (it keeps its games' secrets).
+    me: client::Player,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -30,12 +32,12 @@ impl Server {
             });
         });
         let addr = arx.recv_timeout(Duration::from_secs(30)).unwrap();
-        Server { addr, stop: Some(tx), thread: Some(thread) }
+        Server { addr, me: client::Player::new(addr), stop: Some(tx), thread: Some(thread) }
     }
 
     /// One request; returns (status, headers, body).
     fn raw(&self, method: &str, path: &str, body: Option<&[u8]>, ctype: &str) -> (u16, String, Vec<u8>) {
-        let r = client::request(self.addr, method, path, body, ctype).unwrap();
+        let r = self.me.request(method, path, body, ctype).unwrap();
         (r.status, r.head, r.body)
     }
 
@@ -569,11 +571,10 @@ fn a_search_stops_when_its_game_is_deleted_or_its_client_leaves() {
     let s = Server::start(long_thinking());
     // Deleted while thinking: the 10 s search answers within a second or two, unapplied.
     let id = banqi_ai_first(&s);
-    let addr = s.addr;
+    let me = s.me.clone();
     let path = format!("/api/games/{id}/ai?ms=10000");
     let t0 = std::time::Instant::now();
-    let search =
-        std::thread::spawn(move || client::request(addr, "POST", &path, None, "text/plain").unwrap());
+    let search = std::thread::spawn(move || me.request("POST", &path, None, "text/plain").unwrap());
     std::thread::sleep(Duration::from_millis(500));
     let (st, _) = s.call("DELETE", &format!("/api/games/{id}"), None);
     assert_eq!(st, 204);
@@ -589,8 +590,10 @@ fn a_search_stops_when_its_game_is_deleted_or_its_client_leaves() {
     {
         use std::io::{Read, Write};
         let mut conn = std::net::TcpStream::connect(s.addr).unwrap();
-        let req =
-            format!("POST /api/games/{id}/ai?ms=10000 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+        let secret = s.me.secret(&id).unwrap();
+        let req = format!(
+            "POST /api/games/{id}/ai?ms=10000 HTTP/1.1\r\nHost: x\r\nX-Game-Secret: {secret}\r\nContent-Length: 0\r\n\r\n"
+        );
         conn.write_all(req.as_bytes()).unwrap();
         let mut head = [0u8; 64];
         let n = conn.read(&mut head).unwrap();
@@ -636,11 +639,10 @@ fn settings_change_the_ai_seat_and_time_and_stop_a_thinking_ai() {
 
     // Stopping a thinking AI: its seat becomes a person's and its move is dropped.
     let id = banqi_ai_first(&s);
-    let addr = s.addr;
+    let me = s.me.clone();
     let path = format!("/api/games/{id}/ai?ms=10000");
     let t0 = std::time::Instant::now();
-    let search =
-        std::thread::spawn(move || client::request(addr, "POST", &path, None, "text/plain").unwrap());
+    let search = std::thread::spawn(move || me.request("POST", &path, None, "text/plain").unwrap());
     std::thread::sleep(Duration::from_millis(500));
     let v = s.ok("POST", &format!("/api/games/{id}/settings"), Some(json!({"ai_seat": "none"})));
     assert_eq!(v["ai_seat"], Value::Null);
@@ -865,4 +867,56 @@ fn a_full_server_makes_room_by_dropping_a_game_nobody_played() {
     assert_eq!(s.ok("GET", &format!("/api/games/{played}"), None)["ply"], 1);
     // The fresh game is not yet idle enough: full again.
     assert_eq!(new().0, 429);
+}
+
+#[test]
+fn only_the_creator_changes_a_game_and_ids_cannot_be_guessed() {
+    let s = Server::start(quick());
+    let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "second"})));
+    let id = v["id"].as_str().unwrap().to_string();
+    let secret = v["secret"].as_str().unwrap().to_string();
+    assert_eq!(secret.len(), 32, "128 bits in hex: {secret}");
+    // Views of the game never show the secret.
+    assert_eq!(s.ok("GET", &format!("/api/games/{id}"), None)["secret"], Value::Null);
+    let other = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber"})));
+    let other_id = u64::from_str_radix(other["id"].as_str().unwrap(), 16).unwrap();
+    let this_id = u64::from_str_radix(&id, 16).unwrap();
+    assert!(this_id.abs_diff(other_id) > 1 << 20, "ids {this_id:x} and {other_id:x} are near each other");
+    assert_ne!(other["secret"], v["secret"]);
+
+    // A stranger (the same address, without the secret) may watch but change nothing.
+    let stranger = client::Player::new(s.addr);
+    assert_eq!(stranger.json("GET", &format!("/api/games/{id}"), None).unwrap().status, 200);
+    assert_eq!(
+        stranger.request("GET", &format!("/api/games/{id}/board.svg"), None, "text/plain").unwrap().status,
+        200
+    );
+    let changes = [
+        ("POST", format!("/api/games/{id}/click"), Some(json!({"action": "d3"}))),
+        ("POST", format!("/api/games/{id}/undo"), None),
+        ("POST", format!("/api/games/{id}/redo"), None),
+        ("POST", format!("/api/games/{id}/ai?ms=50"), None),
+        ("POST", format!("/api/games/{id}/hint?ms=50"), None),
+        ("POST", format!("/api/games/{id}/settings"), Some(json!({"ai_seat": "none"}))),
+        ("DELETE", format!("/api/games/{id}"), None),
+    ];
+    for (method, path, body) in &changes {
+        let r = stranger.json(method, path, body.as_ref()).unwrap();
+        assert_eq!(r.status, 403, "{method} {path} without the secret: {}", r.json());
+        assert!(r.json()["error"].as_str().unwrap().contains("x-game-secret"), "{}", r.json());
+        // A wrong secret is refused the same way.
+        let (head, _) = raw_http(
+            s.addr,
+            &format!(
+                "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Game-Secret: {}\r\nContent-Length: 0\r\n\r\n",
+                "0".repeat(32)
+            ),
+        );
+        assert!(head.starts_with("http/1.1 403"), "{method} {path} with a wrong secret: {head}");
+    }
+    // Nothing changed; the creator still plays, and deletes.
+    let v = s.ok("GET", &format!("/api/games/{id}"), None);
+    assert_eq!((v["ply"].as_u64(), v["ai_seat"].as_str()), (Some(0), Some("second")));
+    s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": "d3"})));
+    assert_eq!(s.call("DELETE", &format!("/api/games/{id}"), None).0, 204);
 }

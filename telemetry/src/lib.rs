@@ -325,12 +325,29 @@ pub fn request(
     ctype: &str,
     timeout: std::time::Duration,
 ) -> std::io::Result<(u16, String, Vec<u8>)> {
+    request_with(addr, method, path, body, ctype, &[], timeout)
+}
+
+/// [`request`] with extra headers (`name`, `value`).
+///
+/// # Errors
+/// As [`request`].
+pub fn request_with(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    ctype: &str,
+    headers: &[(&str, &str)],
+    timeout: std::time::Duration,
+) -> std::io::Result<(u16, String, Vec<u8>)> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect_timeout(&addr, timeout.min(std::time::Duration::from_secs(10)))?;
     s.set_read_timeout(Some(timeout))?;
     let body = body.unwrap_or(b"");
+    let extra: String = headers.iter().map(|(k, v)| format!("{k}: {v}\r\n")).collect();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n{extra}\r\n",
         body.len()
     );
     s.write_all(head.as_bytes())?;
