@@ -119,11 +119,34 @@ pub struct LimitsConfig {
     pub max_message_bytes: usize,
     /// Most moves (actions) in one game.
     pub max_moves: usize,
+    /// A game whose moves from its start position equal a stored game's (under a new id):
+    /// `refuse` it as a duplicate, or `store` it and count it
+    /// (`games_repeated_moves`; e.g. for deterministic self-play that repeats games).
+    pub repeated_games: RepeatedGames,
+    /// Model uploads (PublishModel) received at once; more wait their turn. Each is streamed
+    /// to disk, then read whole to be checked, so this bounds the memory uploads take.
+    pub max_concurrent_uploads: usize,
+}
+
+/// What to do with a game that repeats a stored game's moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RepeatedGames {
+    /// Refuse it (ALREADY_EXISTS): the same game is stored once.
+    #[default]
+    Refuse,
+    /// Store it and count it.
+    Store,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
-        LimitsConfig { max_message_bytes: 4 * 1024 * 1024, max_moves: 4096 }
+        LimitsConfig {
+            max_message_bytes: 4 * 1024 * 1024,
+            max_moves: 4096,
+            repeated_games: RepeatedGames::Refuse,
+            max_concurrent_uploads: 2,
+        }
     }
 }
 
@@ -281,6 +304,9 @@ impl CoordinatorConfig {
             return bad("auth tokens must differ between roles".into());
         }
         self.connections.validate().map_err(|e| ConfigError(e.to_string()))?;
+        if !(1..=64).contains(&self.limits.max_concurrent_uploads) {
+            return bad("limits.max_concurrent_uploads must be in 1..=64".into());
+        }
         if self.connections.idle_s < 2 * HTTP2_KEEPALIVE_S {
             return bad(format!(
                 "connections.idle_s must be at least {} (twice the HTTP/2 keepalive ping interval)",

@@ -31,9 +31,15 @@ pub enum CoordError {
     /// A bad request field.
     #[error("{0}")]
     InvalidArgument(String),
-    /// The game id is already stored.
-    #[error("game {0} is already stored")]
+    /// The game (`game <id>`, a lease's game, the same moves) is already stored.
+    #[error("{0} is already stored")]
     Duplicate(String),
+    /// Too much at once (model uploads): try again later.
+    #[error("{0}")]
+    Busy(String),
+    /// A worker acts on what another worker holds (a lease out to it).
+    #[error("{0}")]
+    NotYours(String),
     /// Too large.
     #[error("{0}")]
     Oversized(String),
@@ -54,14 +60,16 @@ impl From<CoordError> for Status {
         match e {
             CoordError::Unauthenticated => Status::unauthenticated(msg),
             CoordError::PermissionDenied(_) => Status::permission_denied(msg),
-            CoordError::InvalidGame(ValidationError::Oversized(_)) | CoordError::Oversized(_) => {
-                Status::resource_exhausted(msg)
-            }
+            CoordError::InvalidGame(ValidationError::Oversized(_))
+            | CoordError::Oversized(_)
+            | CoordError::Busy(_) => Status::resource_exhausted(msg),
             CoordError::InvalidGame(_) | CoordError::InvalidArgument(_) => Status::invalid_argument(msg),
             CoordError::Duplicate(_) => Status::already_exists(msg),
             CoordError::NotFound(_) => Status::not_found(msg),
             CoordError::Unavailable(_) => Status::unavailable(msg),
-            CoordError::FailedPrecondition(_) => Status::failed_precondition(msg),
+            // Not now: a worker whose lease expired while it played retries its game, which is
+            // taken once the lease is back in the queue, or dropped once another finishes it.
+            CoordError::FailedPrecondition(_) | CoordError::NotYours(_) => Status::failed_precondition(msg),
         }
     }
 }

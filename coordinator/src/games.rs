@@ -38,11 +38,50 @@ pub struct Limits {
     pub max_moves: usize,
     /// Most visit entries on one move.
     pub max_visit_entries: usize,
+    /// Most root visits (summed over the visit entries) on one move: the lease's search
+    /// budget ([`Limits::for_settings`]).
+    pub max_visits: u64,
+    /// When a game may end by resignation.
+    pub resign: Resign,
+}
+
+/// The resignation rule a game is held to.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Resign {
+    /// Not checked (a game checked only against the rules).
+    Unchecked,
+    /// Never: the lease's settings turn resignation off (or a teacher plays, which never
+    /// resigns).
+    Off,
+    /// As self-play resigns: the seat's root value below `threshold` at `consecutive` of its
+    /// searched turn starts in a row, the last being `resign_root_value`.
+    Below {
+        /// The resignation threshold.
+        threshold: f32,
+        /// Turn starts in a row.
+        consecutive: u32,
+    },
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_moves: 4096, max_visit_entries: 4096 }
+        Limits { max_moves: 4096, max_visit_entries: 4096, max_visits: u64::MAX, resign: Resign::Unchecked }
+    }
+}
+
+impl Limits {
+    /// `self` held to a lease's settings: a move's visits within its search budget (the
+    /// larger of the full and fast budgets, doubled and plus 64 for a batched search's
+    /// overshoot; 1 for a teacher's one-hot visits) and its resignation rule.
+    pub fn for_settings(self, s: &engine::selfplay::SelfPlaySettings) -> Limits {
+        let teacher = !s.teacher.trim().is_empty();
+        let max_visits = if teacher { 1 } else { 2 * u64::from(s.full_sims.max(s.fast_sims).max(1)) + 64 };
+        let resign = if teacher || s.resign_threshold <= -1.0 {
+            Resign::Off
+        } else {
+            Resign::Below { threshold: s.resign_threshold, consecutive: s.resign_consecutive.max(1) }
+        };
+        Limits { max_visits, resign, ..self }
     }
 }
 
@@ -96,6 +135,8 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
     let mut state = start.clone();
     let mut rows = Vec::with_capacity(game.moves.len());
     let mut bytes = Vec::new();
+    // Each seat's root values at its searched turn starts: the evidence for a resignation.
+    let mut turn_values: [Vec<f32>; 2] = [Vec::new(), Vec::new()];
     for (ply, m) in game.moves.iter().enumerate() {
         let illegal = |reason: String| ValidationError::Illegal { ply, reason };
         if state.outcome().is_some() {
@@ -120,6 +161,19 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
         }
         if !m.root_value.is_finite() || m.root_value.abs() > 1.0 {
             return Err(illegal(format!("root value {} outside [-1, 1]", m.root_value)));
+        }
+        let total: u64 = m.visits.iter().map(|v| u64::from(v.visits)).sum();
+        if total > limits.max_visits {
+            return Err(illegal(format!(
+                "{total} root visits, over the lease's budget of {}",
+                limits.max_visits
+            )));
+        }
+        if let Actor::Player(seat) = actor
+            && !m.visits.is_empty()
+            && state.at_turn_start()
+        {
+            turn_values[seat.index()].push(m.root_value);
         }
         let mut visit_actions = Vec::with_capacity(m.visits.len());
         let mut visit_counts = Vec::with_capacity(m.visits.len());
@@ -170,6 +224,8 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
         if state.outcome().is_some() {
             return Err(malformed("resigned after the game had ended"));
         }
+        check_resignation(&state, seat, &turn_values[seat.index()], game.resign_root_value, limits.resign)
+            .map_err(|reason| ValidationError::Illegal { ply: game.moves.len(), reason })?;
         Outcome::decisive(seat.other(), [0, 0])
     } else {
         state.outcome().ok_or_else(|| malformed("the game is not finished and nobody resigned"))?
@@ -194,6 +250,39 @@ fn replay<G: Game>(game: &pb::GameRecord, limits: &Limits) -> Result<Vec<Positio
         row.decisive = outcome.decisive.is_some();
     }
     Ok(rows)
+}
+
+/// Whether `seat` may resign in `state` (the position after the last recorded move) under
+/// `rule`, given its recorded turn-start values and the value of the search that resigned.
+fn check_resignation<G: Game>(
+    state: &G,
+    seat: Seat,
+    recorded: &[f32],
+    last: f32,
+    rule: Resign,
+) -> Result<(), String> {
+    let refused = Err;
+    match rule {
+        Resign::Unchecked => Ok(()),
+        Resign::Off => refused("resignation, but this lease's settings turn it off".into()),
+        Resign::Below { threshold, consecutive } => {
+            if state.to_move() != Actor::Player(seat) || !state.at_turn_start() {
+                return refused(format!("{seat:?} resigned, but it is not at the start of its own turn"));
+            }
+            let earlier = consecutive as usize - 1;
+            let tail = &recorded[recorded.len().saturating_sub(earlier)..];
+            if !last.is_finite()
+                || tail.len() < earlier
+                || tail.iter().chain([&last]).any(|v| *v >= threshold)
+            {
+                return refused(format!(
+                    "{seat:?} resigned without {consecutive} turn starts in a row below {threshold} \
+                     (its last values: {tail:?}, then {last})"
+                ));
+            }
+            Ok(())
+        }
+    }
 }
 
 /// The game's initial position, encoded.
@@ -343,5 +432,61 @@ impl TrigoldenOptions {
             rule6_new_point: self.rule6_new_point,
         };
         Ok(self.resolved.get_or_init(|| o).clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use engine::eval::Rollout;
+    use engine::selfplay::{SelfPlaySettings, play_game};
+
+    use super::*;
+
+    /// Self-play's own resignations pass the lease's rule; forged ones do not.
+    #[test]
+    fn real_resignations_pass_and_forged_ones_are_refused() {
+        let settings = SelfPlaySettings {
+            full_sims: 16,
+            fast_sims: 4,
+            resign_threshold: 0.2,
+            resign_consecutive: 2,
+            resign_playthrough_fraction: 0.0,
+            ..SelfPlaySettings::default()
+        };
+        let limits = Limits::default().for_settings(&settings);
+        let start = BattleNumber::new_game(&Default::default());
+        let mut resigned = 0;
+        for seed in 0..40 {
+            let g = play_game(&start, &settings, &Rollout::default(), seed);
+            let record = zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0);
+            validate(&record, &limits).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            if !record.resigned {
+                continue;
+            }
+            resigned += 1;
+            let mut forged = record.clone();
+            forged.resign_root_value = 0.5;
+            assert!(validate(&forged, &limits).unwrap_err().to_string().contains("without 2 turn starts"));
+            let off = Limits { resign: Resign::Off, ..limits };
+            assert!(validate(&record, &off).unwrap_err().to_string().contains("turn it off"));
+            let mut early = record.clone();
+            early.moves.truncate(3);
+            assert!(validate(&early, &limits).is_err(), "a resignation after 3 plies passed");
+        }
+        assert!(resigned >= 3, "only {resigned} of 40 games resigned");
+    }
+
+    #[test]
+    fn visits_over_the_budget_are_refused() {
+        let settings = SelfPlaySettings { full_sims: 16, fast_sims: 4, ..SelfPlaySettings::default() };
+        let start = BattleNumber::new_game(&Default::default());
+        let g = play_game(&start, &settings, &Rollout::default(), 3);
+        let mut record = zeroplay_proto::convert::game_record(&g, format!("{:032x}", 3), 3, 0);
+        let limits = Limits::default().for_settings(&settings);
+        assert_eq!(limits.max_visits, 2 * 16 + 64);
+        validate(&record, &limits).unwrap();
+        let m = record.moves.iter_mut().find(|m| !m.visits.is_empty()).unwrap();
+        m.visits[0].visits += 97;
+        assert!(validate(&record, &limits).unwrap_err().to_string().contains("over the lease's budget"));
     }
 }

@@ -32,6 +32,9 @@ pub struct Stats {
     pub rejected_invalid: AtomicU64,
     /// Submissions refused as duplicates.
     pub rejected_duplicate: AtomicU64,
+    /// Games whose moves repeat a stored game's (refused or stored, per
+    /// `limits.repeated_games`).
+    pub repeated_moves: AtomicU64,
     /// Submissions refused as too large.
     pub rejected_oversized: AtomicU64,
 }
@@ -106,7 +109,7 @@ pub fn compact_once(store: &Store, stats: &Stats, max_positions: u64) -> Result<
     }
     let mut rows = Vec::new();
     let mut seqs = Vec::new();
-    let limits = Limits { max_moves: usize::MAX, max_visit_entries: usize::MAX };
+    let limits = Limits { max_moves: usize::MAX, max_visit_entries: usize::MAX, ..Limits::default() };
     for (seq, bytes) in &staged {
         seqs.push(*seq);
         // Staged games were validated before they were acknowledged, so this replays them

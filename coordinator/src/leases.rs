@@ -180,11 +180,31 @@ struct Active {
     expires: Instant,
 }
 
+/// Where a lease stands ([`Leases::lookup`]).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LeaseState {
+    /// Out, held by `worker`.
+    Active {
+        /// Its position.
+        row: LeaseRow,
+        /// The worker holding it.
+        worker: String,
+    },
+    /// Expired, released, or recovered at a restart: waiting to be handed out again.
+    Queued(LeaseRow),
+    /// Its game is stored.
+    Finished,
+    /// Never handed out (or 0, "no lease").
+    Never,
+}
+
 /// Leases handed out, and those waiting to be handed out again.
 pub struct Leases {
     active: HashMap<u64, Active>,
     /// (old lease id, position) to hand out again.
     requeue: VecDeque<(u64, LeaseRow)>,
+    /// Old lease id → the id its position was handed out again under (since start).
+    renamed: HashMap<u64, u64>,
     next_id: u64,
     ttl: Duration,
     /// Leases that expired.
@@ -220,6 +240,7 @@ impl Leases {
         Leases {
             active: HashMap::new(),
             requeue: stored.into_iter().collect(),
+            renamed: HashMap::new(),
             next_id: next_id.max(max_id + 1).max(1),
             ttl,
             expired: 0,
@@ -247,6 +268,7 @@ impl Leases {
             let row = match self.requeue.pop_front() {
                 Some((old, row)) => {
                     replaced.push(old);
+                    self.renamed.insert(old, id);
                     row
                 }
                 None if self.max_drawn.is_some_and(|m| self.drawn >= m) => break,
@@ -288,10 +310,36 @@ impl Leases {
         n
     }
 
+    /// Where lease `id` stands, for a game submitted under it, and the id it stands under
+    /// now: a position handed out again has a new lease id, and a game played under the old
+    /// one counts for the new one.
+    pub fn lookup(&self, id: u64) -> (u64, LeaseState) {
+        let mut id = id;
+        while let Some(&next) = self.renamed.get(&id) {
+            id = next;
+        }
+        (id, self.state_of(id))
+    }
+
+    fn state_of(&self, id: u64) -> LeaseState {
+        if let Some(a) = self.active.get(&id) {
+            return LeaseState::Active { row: a.row.clone(), worker: a.worker.clone() };
+        }
+        if let Some((_, row)) = self.requeue.iter().find(|(old, _)| *old == id) {
+            return LeaseState::Queued(row.clone());
+        }
+        // Every id below `next_id` was handed out; one neither out nor queued has its game.
+        if id != 0 && id < self.next_id { LeaseState::Finished } else { LeaseState::Never }
+    }
+
     /// Marks a lease finished (its game is stored).
     pub fn finish(&mut self, id: u64) {
         self.active.remove(&id);
         self.requeue.retain(|(old, _)| *old != id);
+        if !self.renamed.is_empty() {
+            // Old ids of this position now resolve to "finished" on their own.
+            self.renamed.retain(|_, new| *new != id);
+        }
     }
 
     /// Requeues expired leases; returns how many.
@@ -310,6 +358,32 @@ impl Leases {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_game_under_an_old_lease_id_counts_for_its_position_handed_out_again() {
+        let cfg = CoordinatorConfig::default();
+        let mut sources = Sources::new(&cfg).unwrap();
+        let mut leases = Leases::new(Duration::from_millis(100), vec![], 1, 0, None);
+        let t0 = Instant::now();
+        let old = leases.grant("w1", 1, &mut sources, t0).granted[0].clone();
+        assert!(
+            matches!(leases.lookup(old.0), (id, LeaseState::Active { ref worker, .. }) if id == old.0 && worker == "w1")
+        );
+        assert_eq!(leases.sweep(t0 + Duration::from_millis(200)), 1);
+        assert_eq!(leases.lookup(old.0), (old.0, LeaseState::Queued(old.1.clone())));
+        // Handed out again to w2 under a new id: the old id resolves to it.
+        let new = leases.grant("w2", 1, &mut sources, t0).granted[0].clone();
+        assert_eq!(new.1, old.1);
+        assert_eq!(
+            leases.lookup(old.0),
+            (new.0, LeaseState::Active { row: old.1.clone(), worker: "w2".into() })
+        );
+        leases.finish(new.0);
+        assert_eq!(leases.lookup(old.0), (old.0, LeaseState::Finished));
+        assert_eq!(leases.lookup(new.0), (new.0, LeaseState::Finished));
+        assert_eq!(leases.lookup(0).1, LeaseState::Never);
+        assert_eq!(leases.lookup(1_000).1, LeaseState::Never);
+    }
 
     #[test]
     fn expired_and_released_leases_are_handed_out_again_first() {

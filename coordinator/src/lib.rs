@@ -18,6 +18,8 @@ pub mod metrics;
 pub mod rows;
 pub mod service;
 pub mod store;
+mod trust;
+pub mod upload;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -211,6 +213,11 @@ pub async fn run_with_metrics(
         gating: Mutex::new(gating),
         model_lock: tokio::sync::Mutex::new(()),
         observed: service::Observed::default(),
+        model_ceiling: std::sync::atomic::AtomicU64::new(
+            store.models().map_err(RunError::from)?.last().map_or(0, |m| m.version),
+        ),
+        digests: Mutex::default(),
+        uploads: tokio::sync::Semaphore::new(cfg.limits.max_concurrent_uploads),
         cfg: cfg.clone(),
     });
     // Metrics and health: ready from here until shutdown begins. The server stops at the end

@@ -73,6 +73,11 @@ pub fn registry(
             st(|s| s.rejected_duplicate.load(Ordering::Relaxed)),
         )
         .counter(
+            "games_repeated_moves",
+            "Games whose moves from their start repeat a stored game's (see limits.repeated_games)",
+            st(|s| s.repeated_moves.load(Ordering::Relaxed)),
+        )
+        .counter(
             "games_rejected_oversized",
             "Submissions refused as too large",
             st(|s| s.rejected_oversized.load(Ordering::Relaxed)),

@@ -9,23 +9,23 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use prost::Message;
-use sha2::{Digest, Sha256};
 use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_stream::{Stream, StreamExt};
 use tonic::{Request, Response, Status, Streaming};
-use tracing::{debug, info};
+use tracing::{debug, info, warn};
 use zeroplay_proto::convert;
 use zeroplay_proto::v1 as pb;
 use zeroplay_proto::v1::coordinator_server::Coordinator;
 use zeroplay_telemetry::prometheus_client::metrics::histogram::Histogram;
 
 use crate::auth::require;
-use crate::config::CoordinatorConfig;
+use crate::config::{CoordinatorConfig, RepeatedGames};
 use crate::games::{GameKind, Limits, ValidationError, validate};
 use crate::gating::{Gating, Reported, is_eval_lease};
 use crate::ingest::{StageRequest, Stats};
 use crate::leases::{Leases, Sources};
 use crate::store::{ModelEntry, ModelState, StagedGame, Store, best_model, now_ms};
+use crate::{trust, upload};
 
 pub use crate::auth::AuthInterceptor;
 pub use crate::error::{CoordError, Role};
@@ -63,6 +63,12 @@ pub struct Shared {
     pub(crate) gating: Mutex<Gating>,
     /// Metrics observed by the service (the rest are read from the fields above).
     pub(crate) observed: Observed,
+    /// The newest model version stored (a game naming a newer one is forged).
+    pub(crate) model_ceiling: std::sync::atomic::AtomicU64,
+    /// The move sequences of the games stored since start.
+    pub(crate) digests: Mutex<trust::Digests>,
+    /// Model uploads received at once (`limits.max_concurrent_uploads`).
+    pub(crate) uploads: tokio::sync::Semaphore,
 }
 
 /// The tonic service.
@@ -103,29 +109,67 @@ impl CoordinatorService {
             s.stats.rejected_oversized.fetch_add(1, Ordering::Relaxed);
             return Err(CoordError::Oversized(format!("game of {size} bytes")));
         }
-        let rows = match validate(&game, &self.limits()) {
+        // Only a registered worker submits, and only under a lease it may finish (issue 24).
+        self.touch(&req.worker_id)?;
+        let (lease_id, lease) = s.leases.lock().expect("not poisoned").lookup(req.lease_id);
+        let limits = {
+            let sources = s.sources.lock().expect("not poisoned");
+            trust::limits_for(self.limits(), &lease, |row| {
+                sources.game_config(row.game_kind).map(|g| g.settings.clone())
+            })
+        };
+        let invalid = |e: CoordError| {
+            s.stats.rejected_invalid.fetch_add(1, Ordering::Relaxed);
+            debug!(game = %game.game_id, error = %e, "game refused");
+            e
+        };
+        let rows = match validate(&game, &limits) {
             Ok(r) => r,
             Err(e) => {
-                let counter = if matches!(e, ValidationError::Oversized(_)) {
-                    &s.stats.rejected_oversized
-                } else {
-                    &s.stats.rejected_invalid
-                };
-                counter.fetch_add(1, Ordering::Relaxed);
-                debug!(game = %game.game_id, error = %e, "game refused");
-                return Err(CoordError::InvalidGame(e));
+                if matches!(e, ValidationError::Oversized(_)) {
+                    s.stats.rejected_oversized.fetch_add(1, Ordering::Relaxed);
+                    return Err(CoordError::InvalidGame(e));
+                }
+                return Err(invalid(CoordError::InvalidGame(e)));
             }
         };
-        if !s.seen.lock().expect("not poisoned").insert(game.game_id.clone()) {
+        if s.seen.lock().expect("not poisoned").contains(&game.game_id) {
             s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
-            return Err(CoordError::Duplicate(game.game_id));
+            return Err(CoordError::Duplicate(format!("game {}", game.game_id)));
+        }
+        match trust::check_lease(&game, &req.worker_id, req.lease_id, &lease) {
+            Ok(()) => {}
+            Err(e @ CoordError::Duplicate(_)) => {
+                s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
+                return Err(e);
+            }
+            // Not counted: the submitter's lease may have expired while it played (it retries).
+            Err(e @ CoordError::NotYours(_)) => return Err(e),
+            Err(e) => return Err(invalid(e)),
+        }
+        trust::check_versions(&game, s.model_ceiling.load(Ordering::Relaxed)).map_err(invalid)?;
+        // The same moves under a new id are the same game, stored once.
+        let digest = trust::moves_digest(&game);
+        if !s.digests.lock().expect("not poisoned").insert(digest) {
+            s.stats.repeated_moves.fetch_add(1, Ordering::Relaxed);
+            if s.cfg.limits.repeated_games == RepeatedGames::Refuse {
+                s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
+                warn!(game = %game.game_id, lease = req.lease_id, "a game with the same moves from the same start is stored already");
+                return Err(CoordError::Duplicate("a game with the same moves from the same start".into()));
+            }
+        }
+        let forget = || s.digests.lock().expect("not poisoned").remove(&digest);
+        if !s.seen.lock().expect("not poisoned").insert(game.game_id.clone()) {
+            forget();
+            s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
+            return Err(CoordError::Duplicate(format!("game {}", game.game_id)));
         }
         let (tx, rx) = oneshot::channel();
         let staged = StagedGame {
             game_id: game.game_id.clone(),
             record: game.encode_to_vec(),
             positions: rows.len() as u64,
-            lease_id: req.lease_id,
+            lease_id,
         };
         let sent = s.ingest.send(StageRequest { game: staged, reply: tx }).await;
         let result = match sent {
@@ -136,16 +180,15 @@ impl CoordinatorService {
             Ok(true) => {}
             Ok(false) => {
                 s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
-                return Err(CoordError::Duplicate(game.game_id));
+                return Err(CoordError::Duplicate(format!("game {}", game.game_id)));
             }
             Err(e) => {
+                forget();
                 s.seen.lock().expect("not poisoned").remove(&game.game_id);
                 return Err(CoordError::Unavailable(e));
             }
         }
-        if req.lease_id != 0 {
-            s.leases.lock().expect("not poisoned").finish(req.lease_id);
-        }
+        s.leases.lock().expect("not poisoned").finish(lease_id);
         if let Some(kind) = GameKind::from_name(&game.game_kind) {
             // Offer a couple of this game's positions for future forks.
             let mut src = s.sources.lock().expect("not poisoned");
@@ -219,6 +262,11 @@ impl CoordinatorService {
     }
 }
 
+/// A worker id as logs show it: its public part, without the secret after the dot.
+pub fn shown(worker_id: &str) -> &str {
+    worker_id.split_once('.').map_or(worker_id, |(public, _)| public)
+}
+
 fn announcement(m: &ModelEntry) -> pb::ModelAnnouncement {
     pb::ModelAnnouncement {
         version: m.version,
@@ -257,13 +305,17 @@ impl Coordinator for CoordinatorService {
         if r.name.len() > 128 {
             return Err(CoordError::InvalidArgument("name longer than 128 characters".into()).into());
         }
-        let id = format!(
+        // The id is the worker's credential for its leases (issue 24): a public part for logs
+        // and 128 secret bits after the dot, so no worker can act as another, even though
+        // all share the worker token.
+        let public = format!(
             "{}-{:016x}",
             r.name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').take(40).collect::<String>(),
             rand::random::<u64>()
         );
+        let id = format!("{public}.{:032x}", rand::random::<u128>());
         self.shared.workers.lock().expect("not poisoned").insert(id.clone(), Instant::now());
-        info!(worker = %id, slots = r.slots, "worker registered");
+        info!(worker = %public, slots = r.slots, "worker registered");
         let c = &self.shared.cfg.leases;
         Ok(Response::new(pb::RegisterResponse {
             worker_id: id,
@@ -308,7 +360,7 @@ impl Coordinator for CoordinatorService {
         let r = req.into_inner();
         let n = self.shared.leases.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids)
             + self.shared.gating.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids);
-        info!(worker = %r.worker_id, released = n, "leases released");
+        info!(worker = %shown(&r.worker_id), released = n, "leases released");
         Ok(Response::new(pb::ReleaseResponse { released: n as u32 }))
     }
 
@@ -388,36 +440,14 @@ impl Coordinator for CoordinatorService {
         req: Request<Streaming<pb::PublishModelChunk>>,
     ) -> Result<Response<pb::ModelAnnouncement>, Status> {
         require(&req, &[Role::Trainer, Role::Admin])?;
-        let mut stream = req.into_inner();
-        let mut data = Vec::new();
-        let mut meta: Option<pb::PublishModelChunk> = None;
-        const MAX_MODEL: u64 = 1 << 30;
-        while let Some(chunk) = stream.next().await {
-            let chunk = chunk?;
-            if chunk.total_size > MAX_MODEL {
-                return Err(CoordError::Oversized(format!(
-                    "model of {} bytes (limit {MAX_MODEL})",
-                    chunk.total_size
-                ))
-                .into());
-            }
-            if let Some(m) = &meta
-                && (m.sha256 != chunk.sha256
-                    || m.total_size != chunk.total_size
-                    || m.game_kind != chunk.game_kind
-                    || m.gate != chunk.gate)
-            {
-                return Err(
-                    CoordError::InvalidArgument("chunks disagree on the model's metadata".into()).into()
-                );
-            }
-            data.extend_from_slice(&chunk.data);
-            if data.len() as u64 > chunk.total_size {
-                return Err(CoordError::InvalidArgument("more data than total_size".into()).into());
-            }
-            meta.get_or_insert(pb::PublishModelChunk { data: Vec::new(), ..chunk });
-        }
-        let meta = meta.ok_or_else(|| CoordError::InvalidArgument("empty upload".into()))?;
+        // A bounded number of uploads at once (each is read whole for its check once
+        // received); the others wait their turn, their bytes held back by HTTP/2 flow control.
+        let _permit = tokio::time::timeout(std::time::Duration::from_secs(60), self.shared.uploads.acquire())
+            .await
+            .map_err(|_| CoordError::Busy("model uploads in progress for a minute; try again later".into()))?
+            .map_err(|_| CoordError::Unavailable("the coordinator is stopping".into()))?;
+        let up = upload::receive(req.into_inner(), &self.models_dir()).await?;
+        let meta = up.meta.clone();
         let Some(kind) = GameKind::from_name(&meta.game_kind) else {
             return Err(CoordError::InvalidArgument(format!("unknown game kind {:?}", meta.game_kind)).into());
         };
@@ -439,19 +469,20 @@ impl Coordinator for CoordinatorService {
             .map(convert::gate_from_proto)
             .transpose()
             .map_err(|e| CoordError::InvalidArgument(format!("gate settings: {e}")))?;
-        let digest: String = Sha256::digest(&data).iter().map(|b| format!("{b:02x}")).collect();
-        if data.len() as u64 != meta.total_size || digest != meta.sha256 {
+        let digest = up.sha256.clone();
+        if up.size != meta.total_size || digest != meta.sha256 {
             return Err(CoordError::InvalidArgument(format!(
                 "upload does not match its metadata: {} bytes with SHA-256 {digest}, announced {} bytes with {}",
-                data.len(),
-                meta.total_size,
-                meta.sha256
+                up.size, meta.total_size, meta.sha256
             ))
             .into());
         }
-        // The file itself: a zeroplay model for the announced game and encoding.
+        // The file itself: a zeroplay model for the announced game and encoding (read whole
+        // under the upload permit, so at most `max_concurrent_uploads` are in memory).
+        let data = tokio::fs::read(&up.path).await.map_err(|e| CoordError::Unavailable(e.to_string()))?;
         let file_meta = modelfile::check(&data)
             .map_err(|e| CoordError::InvalidArgument(format!("not a usable model file: {e}")))?;
+        drop(data);
         if file_meta.game != kind.name() || file_meta.feature_version != meta.encoding_version {
             return Err(CoordError::InvalidArgument(format!(
                 "model file is for {} features v{}, announced {} v{}",
@@ -474,12 +505,13 @@ impl Coordinator for CoordinatorService {
                 .map_or(0, |m| m.version);
             std::fs::create_dir_all(&dir).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let path = dir.join(format!("model-{version:06}.bin"));
-            durable::write_atomic(&path, &data).map_err(|e| CoordError::Unavailable(e.to_string()))?;
+            let size_bytes = up.size;
+            up.persist(&path).map_err(|e| CoordError::Unavailable(e.to_string()))?;
             let entry = ModelEntry {
                 version,
                 game_kind: kind,
                 sha256: digest,
-                size_bytes: data.len() as u64,
+                size_bytes,
                 encoding_version: meta.encoding_version,
                 published_unix_ms: now_ms(),
                 state: if gate.is_some() { ModelState::Gating } else { ModelState::Ungated },
@@ -492,6 +524,7 @@ impl Coordinator for CoordinatorService {
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))??;
+        self.shared.model_ceiling.fetch_max(entry.version, Ordering::Relaxed);
         if let Some(g) = &entry.gate_settings {
             info!(
                 version = entry.version,
@@ -535,7 +568,7 @@ impl Coordinator for CoordinatorService {
                     CoordError::NotFound(e)
                 }
             })?;
-        debug!(worker = %r.worker_id, lease = r.lease_id, points = r.candidate_points, plies = r.plies, "match reported");
+        debug!(worker = %shown(&r.worker_id), lease = r.lease_id, points = r.candidate_points, plies = r.plies, "match reported");
         let counted = !matches!(reported, Reported::Ignored);
         if let Reported::Decided(candidate, result) = reported {
             let this = self.clone();

@@ -1083,3 +1083,170 @@ async fn default_tokens_beyond_loopback_and_a_second_coordinator_are_refused_bef
         .to_string();
     assert!(e.contains("a-file/sub"), "{e}");
 }
+
+/// Issue 24, finding 4: a worker's game is checked against its lease, the lease's settings
+/// and the versions the coordinator knows; each forgery the probe stored is refused now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_must_match_a_lease_its_worker_holds_and_the_lease_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    // Every lease the initial position, so one game's moves are legal under any lease.
+    let g = cfg.games.get_mut(&GameKind::BattleNumber).unwrap();
+    g.sources.random_opening = 0.0;
+    g.sources.fork = 0.0;
+    g.settings.resign_threshold = -0.9;
+    g.settings.resign_consecutive = 2;
+    let run = start(cfg).await;
+    let mut w = connect(run.addr, WORKER);
+    let me = register(&mut w).await;
+    let other = register(&mut w).await;
+    assert!(me.split_once('.').is_some_and(|(_, secret)| secret.len() == 32), "{me}");
+    let c = w.clone();
+    let lease = |worker: String| {
+        let mut w = c.clone();
+        async move {
+            w.lease_positions(pb::LeaseRequest { worker_id: worker, max_positions: 1 })
+                .await
+                .unwrap()
+                .into_inner()
+                .leases
+                .remove(0)
+        }
+    };
+    let (l1, l2, theirs) = (lease(me.clone()).await, lease(me.clone()).await, lease(other.clone()).await);
+    let submit = |worker: &str, lease_id: u64, game: pb::GameRecord| {
+        let mut w = c.clone();
+        let req = pb::SubmitGameRequest { worker_id: worker.to_string(), lease_id, game: Some(game) };
+        async move { w.submit_game(req).await }
+    };
+    let refused =
+        |r: Result<tonic::Response<pb::SubmitGameResponse>, tonic::Status>, code: Code, says: &str| {
+            let e = r.expect_err("refused");
+            assert_eq!(e.code(), code, "{e:?}");
+            assert!(e.message().contains(says), "{:?} does not say {says:?}", e.message());
+        };
+
+    let good = game_from(&l1, 1);
+    // Not played under a lease, or under one never handed out.
+    refused(submit(&me, 0, good.clone()).await, Code::InvalidArgument, "no lease");
+    refused(submit(&me, 9_999, good.clone()).await, Code::InvalidArgument, "never handed out");
+    // An unregistered worker id, and the public part of a real one without its secret.
+    refused(submit("ghost", l1.lease_id, good.clone()).await, Code::NotFound, "unknown worker");
+    let public = me.split_once('.').unwrap().0;
+    refused(submit(public, l1.lease_id, good.clone()).await, Code::NotFound, "unknown worker");
+    // Another worker's lease: refused while it holds it (FAILED_PRECONDITION: a worker whose
+    // lease expired while it played retries, and is taken once the lease is back in the queue).
+    refused(
+        submit(&me, theirs.lease_id, game_from(&theirs, 2)).await,
+        Code::FailedPrecondition,
+        "another worker",
+    );
+    // Seed, start position, engine and model versions, visit counts.
+    let mut g = game_from(&l1, 3);
+    g.seed ^= 1;
+    refused(submit(&me, l1.lease_id, g).await, Code::InvalidArgument, "seed");
+    let mut g = game_from(&l1, 3);
+    let mut opened = BattleNumber::decode(&g.start_state).unwrap();
+    let mut legal = Vec::new();
+    opened.legal_actions(&mut legal);
+    opened.play(legal[0]).unwrap();
+    g.start_state = engine::game::to_bytes(&opened);
+    g.moves.remove(0);
+    refused(submit(&me, l1.lease_id, g).await, Code::InvalidArgument, "start position");
+    let mut g = game_from(&l1, 3);
+    g.engine_version = "0.0.0-forged".into();
+    refused(submit(&me, l1.lease_id, g).await, Code::InvalidArgument, "0.0.0-forged");
+    let mut g = game_from(&l1, 3);
+    g.model_version = u64::MAX;
+    refused(submit(&me, l1.lease_id, g).await, Code::InvalidArgument, "model version");
+    let mut g = game_from(&l1, 3);
+    let searched = g.moves.iter_mut().find(|m| !m.visits.is_empty()).unwrap();
+    searched.visits[0].visits = u32::MAX;
+    refused(submit(&me, l1.lease_id, g).await, Code::InvalidArgument, "root visits");
+    // A 2-ply game "resigned" by seat 0, and a resignation without the values behind it.
+    let mut g = game_from(&l1, 3);
+    g.moves.truncate(2);
+    g.resigned = true;
+    g.resigned_seat = 0;
+    g.resign_root_value = -1.0;
+    refused(submit(&me, l1.lease_id, g).await, Code::InvalidArgument, "resigned");
+    let s = status(&mut w).await;
+    assert_eq!((s.games_stored, s.rejected_invalid), (0, 8), "{s:?}");
+
+    // The real game is stored; its moves again under a new id and another lease are the same
+    // game; a second game for a finished lease is a duplicate too.
+    submit(&me, l1.lease_id, good.clone()).await.unwrap();
+    let mut copy = good.clone();
+    copy.game_id = format!("{:032x}", 77);
+    copy.seed = l2.seed;
+    refused(submit(&me, l2.lease_id, copy).await, Code::AlreadyExists, "same moves");
+    refused(submit(&me, l1.lease_id, game_from(&l1, 4)).await, Code::AlreadyExists, "lease");
+    // Its holder finishes the other worker's lease.
+    submit(&other, theirs.lease_id, game_from(&theirs, 2)).await.unwrap();
+    let s = status(&mut w).await;
+    assert_eq!((s.games_stored, s.rejected_duplicate, s.rejected_invalid), (2, 2, 8), "{s:?}");
+    run.shutdown().await;
+}
+
+/// Issue 24, finding 7: an upload goes to a file as it arrives (not into memory), at most
+/// `limits.max_concurrent_uploads` are received at once, and an upload cut off leaves no file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_uploads_stream_to_disk_one_at_a_time() {
+    use engine::Features;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.limits.max_concurrent_uploads = 1;
+    let run = start(cfg).await;
+    let net_cfg = model::NetConfig::named("small").unwrap();
+    let net =
+        model::ValueNet::new(&net_cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &model::cpu());
+    let meta = model::ModelMeta::for_game::<BattleNumber>(net_cfg, 10.0, model::ModelInfo::default());
+    let bytes = model::to_bytes(&net, &meta).unwrap();
+    let sha = model::sha256_hex(&bytes);
+    let chunk = |data: &[u8]| pb::PublishModelChunk {
+        game_kind: "battlenumber".into(),
+        encoding_version: FEATURES,
+        sha256: sha.clone(),
+        total_size: bytes.len() as u64,
+        data: data.to_vec(),
+        gate: None,
+    };
+    let parts = || -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir.path().join("models"))
+            .map(|d| {
+                d.map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".part")).collect()
+            })
+            .unwrap_or_default()
+    };
+    // Upload A sends its first 100 kB and stalls: the bytes are in a file already.
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::PublishModelChunk>(4);
+    tx.send(chunk(&bytes[..100_000])).await.unwrap();
+    let mut a_client = connect(run.addr, TRAINER);
+    let a =
+        tokio::spawn(
+            async move { a_client.publish_model(tokio_stream::wrappers::ReceiverStream::new(rx)).await },
+        );
+    let start = std::time::Instant::now();
+    while parts().first().is_none_or(|p| std::fs::metadata(p).unwrap().len() < 100_000) {
+        assert!(start.elapsed() < Duration::from_secs(10), "upload A's bytes never reached a file");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Upload B, complete, waits for A's turn.
+    let mut b_client = connect(run.addr, TRAINER);
+    let whole: Vec<_> = bytes.chunks(100_000).map(chunk).collect();
+    let b = tokio::spawn(async move { b_client.publish_model(tokio_stream::iter(whole)).await });
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(!b.is_finished(), "upload B was received beside A");
+    assert_eq!(parts().len(), 1, "only A's file exists");
+    // A is cut off: its file goes, and B is received and stored.
+    drop(tx);
+    let e = a.await.unwrap().unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e:?}");
+    let stored =
+        tokio::time::timeout(Duration::from_secs(20), b).await.unwrap().unwrap().unwrap().into_inner();
+    assert_eq!((stored.version, stored.size_bytes), (1, bytes.len() as u64));
+    assert!(parts().is_empty(), "no upload file is left: {:?}", parts());
+    let kept = std::fs::read(dir.path().join("models/model-000001.bin")).unwrap();
+    assert_eq!(model::sha256_hex(&kept), sha);
+    run.shutdown().await;
+}

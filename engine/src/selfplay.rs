@@ -178,6 +178,9 @@ pub struct SelfPlayGame<G: Game> {
     /// The seat that would have resigned, in a game chosen to be played out anyway (to
     /// measure false resignations: how often that seat did not lose).
     pub would_have_resigned: Option<Seat>,
+    /// The root value, from the resigning seat's view, of the search that made it resign
+    /// (that search's move is never played, so no [`MoveStats`] records it); 0 otherwise.
+    pub resign_value: f32,
 }
 
 /// Mixes Dirichlet(α) noise into the root priors.
@@ -309,6 +312,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
                         outcome: Outcome::decisive(mover.other(), scores),
                         resigned: Some(mover),
                         would_have_resigned: None,
+                        resign_value: value,
                     });
                 }
             }
@@ -353,6 +357,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
         outcome: state.outcome().expect("loop ends at the end"),
         resigned: None,
         would_have_resigned,
+        resign_value: 0.0,
     })
 }
 
@@ -434,6 +439,7 @@ pub fn play_teacher_game_until<G: GameAgents>(
         outcome: state.outcome().expect("loop ends at the end"),
         resigned: None,
         would_have_resigned: None,
+        resign_value: 0.0,
     }))
 }
 

@@ -198,6 +198,7 @@ pub fn game_record<G: Game>(
         resigned_seat: game.resigned.map_or(0, |s| s.index() as u32),
         would_have_resigned: game.would_have_resigned.is_some(),
         would_resign_seat: game.would_have_resigned.map_or(0, |s| s.index() as u32),
+        resign_root_value: game.resign_value.clamp(-1.0, 1.0),
     }
 }
 

@@ -12,8 +12,9 @@ pub mod convert;
 /// The protocol this build speaks: sent by workers at `Register`, which refuses any other.
 /// Bumped when a message changes meaning (2: `LeafSettings` replaced the loose evaluator,
 /// `margin_mix` and `leaf_lambda` fields; 3: `baseline_sims` can make an evaluation match's
-/// opponent 0 the game's own user AI, which an older worker would not play).
-pub const PROTOCOL: u32 = 3;
+/// opponent 0 the game's own user AI, which an older worker would not play; 4: a resigned
+/// game carries `resign_root_value`, without which the coordinator refuses its resignation).
+pub const PROTOCOL: u32 = 4;
 
 /// Version 1 of the API.
 #[allow(missing_docs, clippy::all)]

@@ -35,10 +35,10 @@ pub struct IngestArgs {
     /// with the worker count, as when workers join a cluster. Conflicts with --rate.
     #[arg(long, conflicts_with = "rate")]
     pub per_worker_rate: Option<f64>,
-    /// Each simulated worker behaves as a real one: it leases its next position before every
-    /// game (a database commit on the coordinator) and sends a heartbeat for its lease every
-    /// `heartbeat_interval_ms` (the coordinator's default, 5 s). Latency is still the
-    /// submission's.
+    /// Each simulated worker also sends a heartbeat for its lease every
+    /// `heartbeat_interval_ms` (the coordinator's default, 5 s), and the lease latency is
+    /// reported. (Every worker leases its next position before each game: the coordinator
+    /// takes no game without a lease. Latency is still the submission's.)
     #[arg(long)]
     pub lifecycle: bool,
     /// Stop at the first worker count whose p99 acknowledgement latency passes this many
@@ -156,23 +156,23 @@ async fn simulated_worker(
         if Instant::now() >= plan.end {
             break;
         }
-        let mut lease_id = 0;
-        if plan.heartbeat.is_some() {
-            let t = Instant::now();
-            let r = client
-                .lease_positions(pb::LeaseRequest { worker_id: worker_id.clone(), max_positions: 1 })
-                .await;
-            st.lease_us.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32);
-            match r.map(|r| r.into_inner().leases) {
-                Ok(l) => lease_id = l.first().map_or(0, |l| l.lease_id),
-                Err(e) => {
-                    *st.errors.entry(format!("lease {:?}", e.code())).or_insert(0) += 1;
-                    st.first_error.get_or_insert_with(|| e.message().to_string());
-                }
+        // Every game is played under a lease (the coordinator refuses any other, issue 24):
+        // the pool's game (from the initial position) under the lease's seed.
+        let (mut lease_id, mut seed) = (0, 0);
+        let t = Instant::now();
+        let r =
+            client.lease_positions(pb::LeaseRequest { worker_id: worker_id.clone(), max_positions: 1 }).await;
+        st.lease_us.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32);
+        match r.map(|r| r.into_inner().leases) {
+            Ok(l) => (lease_id, seed) = l.first().map_or((0, 0), |l| (l.lease_id, l.seed)),
+            Err(e) => {
+                *st.errors.entry(format!("lease {:?}", e.code())).or_insert(0) += 1;
+                st.first_error.get_or_insert_with(|| e.message().to_string());
             }
-            current.store(lease_id, Ordering::Relaxed);
         }
+        current.store(lease_id, Ordering::Relaxed);
         let mut game = pool[k % pool.len()].clone();
+        game.seed = seed;
         k += 1;
         let id = plan.next_id.fetch_add(1, Ordering::Relaxed);
         game.game_id = format!("{:016x}{id:016x}", plan.nonce);
@@ -234,7 +234,7 @@ pub(super) fn ingest(args: IngestArgs) -> Result<()> {
         }
     }
     let t = Instant::now();
-    let pool = game_pool(args.pool, args.pool_sims, args.seed)?;
+    let pool = game_pool(args.pool, args.pool_sims, args.seed, false)?;
     let gen_s = t.elapsed().as_secs_f64();
     let positions: usize = pool.iter().map(|g| g.moves.len()).sum();
     let bytes: usize = pool.iter().map(prost::Message::encoded_len).sum();
@@ -368,6 +368,18 @@ pub(super) fn print_row_detail(r: &IngestRow) {
 pub(super) fn ingest_run(args: &IngestArgs, n: usize, pool: Arc<Vec<pb::GameRecord>>) -> Result<IngestRow> {
     let scratch = Scratch::new(args.data_dir.as_deref(), &format!("ingest-{n}"))?;
     let mut cfg = coordinator_config(&scratch.path);
+    // Every simulated worker connects from loopback; each game is played from the initial
+    // position (the pool's start), and the pool's games repeat by design: stored, counted.
+    cfg.connections.per_address = cfg.connections.max;
+    cfg.limits.repeated_games = zeroplay_coordinator::config::RepeatedGames::Store;
+    if let Some(g) = cfg.games.get_mut(&engine::GameKind::BattleNumber) {
+        g.sources = zeroplay_coordinator::config::SourcesConfig {
+            initial: 1.0,
+            random_opening: 0.0,
+            fork: 0.0,
+            ..Default::default()
+        };
+    }
     cfg.parquet.rotate_positions = args.rotate_positions;
     cfg.parquet.rotate_seconds = args.rotate_seconds;
     let coord = Coord::start(cfg, args.server_nodelay)?;

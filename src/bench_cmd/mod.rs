@@ -235,9 +235,10 @@ fn parquet_bytes(dir: &Path) -> Result<(u64, usize)> {
 // ---------------------------------------------------------------------------------------------
 // Games.
 
-/// Plays `n` self-play games with tiny searches, half from the initial position and half from
-/// random openings (as the coordinator hands out), on every core; each passes validation.
-fn game_pool(n: usize, sims: u32, seed: u64) -> Result<Vec<pb::GameRecord>> {
+/// Plays `n` self-play games with tiny searches, on every core; each passes validation. With
+/// `openings`, half start from random openings (as the coordinator hands out); otherwise all
+/// start from the initial position, so each can be submitted under any lease of it.
+fn game_pool(n: usize, sims: u32, seed: u64, openings: bool) -> Result<Vec<pb::GameRecord>> {
     let settings =
         SelfPlaySettings { full_sims: sims.max(1), fast_sims: (sims / 4).max(1), ..Default::default() };
     settings.validate()?;
@@ -253,7 +254,7 @@ fn game_pool(n: usize, sims: u32, seed: u64) -> Result<Vec<pb::GameRecord>> {
                         .map(|i| {
                             let gseed = seed.wrapping_mul(1_000_003).wrapping_add(i as u64);
                             let kind = GameKind::BattleNumber;
-                            let bytes = if i % 2 == 0 {
+                            let bytes = if i % 2 == 0 || !openings {
                                 initial_state(kind, opts)
                             } else {
                                 random_opening(kind, opts, 2 + (i % 15) as u32, gseed)
@@ -292,7 +293,7 @@ mod tests {
     #[test]
     fn pool_games_validate() {
         use prost::Message;
-        let pool = game_pool(4, 4, 3).unwrap();
+        let pool = game_pool(4, 4, 3, true).unwrap();
         assert_eq!(pool.len(), 4);
         assert!(pool.iter().all(|g| g.encoded_len() > 100));
     }

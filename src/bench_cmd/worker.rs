@@ -97,7 +97,7 @@ pub(super) fn worker(args: WorkerBenchArgs) -> Result<()> {
     // play time stops: measured alone here, with a file of the same size, and moved from
     // "self-play" to "outside play".
     let per_position = {
-        let pool = game_pool(2, 8, 7)?;
+        let pool = game_pool(2, 8, 7, true)?;
         pool.iter().map(prost::Message::encoded_len).sum::<usize>() as f64
             / pool.iter().map(|g| g.moves.len()).sum::<usize>() as f64
     };

@@ -267,7 +267,7 @@ async fn heartbeat(state: Arc<State>, mut client: Client, cfg: WorkerConfig, slo
             Ok(_) => {}
             Err(s) if s.code() == Code::NotFound => {
                 if let Ok(r) = register(&mut client, &cfg, slots, &state.stop).await {
-                    info!(worker = %r.worker_id, "registered again (the coordinator restarted)");
+                    info!(worker = %shown(&r.worker_id), "registered again (the coordinator restarted)");
                     *state.worker_id.write().expect("not poisoned") = r.worker_id;
                 }
             }
@@ -346,7 +346,7 @@ pub async fn run_with_metrics(
         _ = &mut shutdown => return Ok(WorkerReport { games_spooled: spooled(&cfg.spool_dir)?.len() as u64, ..Default::default() }),
     };
     *state.worker_id.write().expect("not poisoned") = reg.worker_id.clone();
-    info!(worker = %reg.worker_id, slots, coordinator = %cfg.coordinator, "worker registered");
+    info!(worker = %shown(&reg.worker_id), slots, coordinator = %cfg.coordinator, "worker registered");
     health.set_ready(true);
 
     // Submitter: first whatever an earlier run left in the spool, then each new game.
@@ -508,4 +508,9 @@ pub async fn run_with_metrics(
     }
     info!(?report, "worker stopped");
     Ok(report)
+}
+/// A worker id as logs show it: the public part, not the secret after the dot (the id is
+/// the worker's credential for its leases).
+fn shown(worker_id: &str) -> &str {
+    worker_id.split_once('.').map_or(worker_id, |(public, _)| public)
 }
