@@ -12,6 +12,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod diagnose_cmd;
+pub mod fuzz;
 pub mod logging;
 pub mod match_cmd;
 pub mod model_doc;

@@ -205,6 +205,8 @@ pub struct Leases {
     requeue: VecDeque<(u64, LeaseRow)>,
     /// Old lease id → the id its position was handed out again under (since start).
     renamed: HashMap<u64, u64>,
+    /// Lease id → the worker it was handed to (since start, until finished).
+    granted_to: HashMap<u64, String>,
     next_id: u64,
     ttl: Duration,
     /// Leases that expired.
@@ -241,6 +243,7 @@ impl Leases {
             active: HashMap::new(),
             requeue: stored.into_iter().collect(),
             renamed: HashMap::new(),
+            granted_to: HashMap::new(),
             next_id: next_id.max(max_id + 1).max(1),
             ttl,
             expired: 0,
@@ -278,6 +281,7 @@ impl Leases {
                 }
             };
             self.next_id += 1;
+            self.granted_to.insert(id, worker.to_string());
             self.active
                 .insert(id, Active { row: row.clone(), worker: worker.to_string(), expires: now + self.ttl });
             granted.push((id, row));
@@ -321,6 +325,12 @@ impl Leases {
         (id, self.state_of(id))
     }
 
+    /// The worker lease `id` itself was handed to (since start, until its position is
+    /// finished): a worker whose lease expired while it played may still bring that game.
+    pub fn granted_to(&self, id: u64) -> Option<&str> {
+        self.granted_to.get(&id).map(String::as_str)
+    }
+
     fn state_of(&self, id: u64) -> LeaseState {
         if let Some(a) = self.active.get(&id) {
             return LeaseState::Active { row: a.row.clone(), worker: a.worker.clone() };
@@ -332,9 +342,25 @@ impl Leases {
         if id != 0 && id < self.next_id { LeaseState::Finished } else { LeaseState::Never }
     }
 
+    /// Marks the position of lease `id` finished: `id` and every id it was handed out again
+    /// under since (a game stored under an old id finishes the position's current lease,
+    /// even one handed out again while the game was being checked).
+    pub fn finish_position(&mut self, id: u64) {
+        let mut id = id;
+        loop {
+            let next = self.renamed.get(&id).copied();
+            self.finish(id);
+            match next {
+                Some(n) => id = n,
+                None => return,
+            }
+        }
+    }
+
     /// Marks a lease finished (its game is stored).
     pub fn finish(&mut self, id: u64) {
         self.active.remove(&id);
+        self.granted_to.remove(&id);
         self.requeue.retain(|(old, _)| *old != id);
         if !self.renamed.is_empty() {
             // Old ids of this position now resolve to "finished" on their own.
@@ -378,7 +404,7 @@ mod tests {
             leases.lookup(old.0),
             (new.0, LeaseState::Active { row: old.1.clone(), worker: "w2".into() })
         );
-        leases.finish(new.0);
+        leases.finish_position(old.0);
         assert_eq!(leases.lookup(old.0), (old.0, LeaseState::Finished));
         assert_eq!(leases.lookup(new.0), (new.0, LeaseState::Finished));
         assert_eq!(leases.lookup(0).1, LeaseState::Never);

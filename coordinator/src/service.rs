@@ -111,7 +111,11 @@ impl CoordinatorService {
         }
         // Only a registered worker submits, and only under a lease it may finish (issue 24).
         self.touch(&req.worker_id)?;
-        let (lease_id, lease) = s.leases.lock().expect("not poisoned").lookup(req.lease_id);
+        let (lease_id, lease, granted_to) = {
+            let l = s.leases.lock().expect("not poisoned");
+            let (id, state) = l.lookup(req.lease_id);
+            (id, state, l.granted_to(req.lease_id).map(str::to_string))
+        };
         let limits = {
             let sources = s.sources.lock().expect("not poisoned");
             trust::limits_for(self.limits(), &lease, |row| {
@@ -137,7 +141,7 @@ impl CoordinatorService {
             s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
             return Err(CoordError::Duplicate(format!("game {}", game.game_id)));
         }
-        match trust::check_lease(&game, &req.worker_id, req.lease_id, &lease) {
+        match trust::check_lease(&game, &req.worker_id, req.lease_id, &lease, granted_to.as_deref()) {
             Ok(()) => {}
             Err(e @ CoordError::Duplicate(_)) => {
                 s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
@@ -153,6 +157,10 @@ impl CoordinatorService {
         if !s.digests.lock().expect("not poisoned").insert(digest) {
             s.stats.repeated_moves.fetch_add(1, Ordering::Relaxed);
             if s.cfg.limits.repeated_games == RepeatedGames::Refuse {
+                // The position's game is stored (deterministic self-play repeats a game when
+                // a lease is handed out again): its lease is done, or it would be played
+                // over and over.
+                s.leases.lock().expect("not poisoned").finish_position(req.lease_id);
                 s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
                 warn!(game = %game.game_id, lease = req.lease_id, "a game with the same moves from the same start is stored already");
                 return Err(CoordError::Duplicate("a game with the same moves from the same start".into()));
@@ -188,7 +196,8 @@ impl CoordinatorService {
                 return Err(CoordError::Unavailable(e));
             }
         }
-        s.leases.lock().expect("not poisoned").finish(lease_id);
+        // From the id the game names: the position may have been handed out again meanwhile.
+        s.leases.lock().expect("not poisoned").finish_position(req.lease_id);
         if let Some(kind) = GameKind::from_name(&game.game_kind) {
             // Offer a couple of this game's positions for future forks.
             let mut src = s.sources.lock().expect("not poisoned");

@@ -38,12 +38,14 @@ pub(crate) fn limits_for(
 ///   seed or start position is not the lease's.
 /// - [`CoordError::Duplicate`]: the lease's game is stored already (another worker finished
 ///   it after this one's lease expired, or the game is a replay).
-/// - [`CoordError::NotYours`]: the lease is out to another worker.
+/// - [`CoordError::NotYours`]: the lease is out to another worker, and `lease_id` was never
+///   the submitter's (`granted_to`: whom `lease_id` itself was handed to).
 pub(crate) fn check_lease(
     game: &pb::GameRecord,
     worker: &str,
     lease_id: u64,
     lease: &LeaseState,
+    granted_to: Option<&str>,
 ) -> Result<(), CoordError> {
     let forged = |m: String| CoordError::InvalidGame(ValidationError::Malformed(m));
     let row = match lease {
@@ -54,7 +56,10 @@ pub(crate) fn check_lease(
         LeaseState::Finished => {
             return Err(CoordError::Duplicate(format!("lease {lease_id}'s game")));
         }
-        LeaseState::Active { worker: holder, .. } if holder != worker => {
+        // Out to another worker, and `lease_id` was never this worker's: a stolen lease. (A
+        // worker whose lease expired while it played and went to another brings its game
+        // under the id it was given: taken, and the position is done.)
+        LeaseState::Active { worker: holder, .. } if holder != worker && granted_to != Some(worker) => {
             return Err(CoordError::NotYours(format!(
                 "lease {lease_id} is out to another worker; a game is submitted by the worker holding its lease"
             )));
@@ -151,15 +156,17 @@ mod tests {
     #[test]
     fn a_game_must_match_a_lease_its_submitter_holds() {
         let mine = LeaseState::Active { row: row(), worker: "w1".into() };
-        assert!(check_lease(&game(), "w1", 5, &mine).is_ok());
-        assert!(check_lease(&game(), "w1", 5, &LeaseState::Queued(row())).is_ok());
-        assert!(matches!(check_lease(&game(), "w2", 5, &mine), Err(CoordError::NotYours(_))));
+        assert!(check_lease(&game(), "w1", 5, &mine, Some("w1")).is_ok());
+        assert!(check_lease(&game(), "w1", 5, &LeaseState::Queued(row()), None).is_ok());
+        assert!(matches!(check_lease(&game(), "w2", 5, &mine, Some("w1")), Err(CoordError::NotYours(_))));
+        // w2's own lease 5 expired and was handed to w1: w2's game for it is taken.
+        assert!(check_lease(&game(), "w2", 5, &mine, Some("w2")).is_ok());
         assert!(matches!(
-            check_lease(&game(), "w1", 5, &LeaseState::Finished),
+            check_lease(&game(), "w1", 5, &LeaseState::Finished, None),
             Err(CoordError::Duplicate(_))
         ));
         for (id, state) in [(0, LeaseState::Never), (99, LeaseState::Never)] {
-            assert!(matches!(check_lease(&game(), "w1", id, &state), Err(CoordError::InvalidGame(_))));
+            assert!(matches!(check_lease(&game(), "w1", id, &state, None), Err(CoordError::InvalidGame(_))));
         }
         for forge in [
             (|g: &mut pb::GameRecord| g.seed = 8) as fn(&mut pb::GameRecord),
@@ -168,7 +175,7 @@ mod tests {
         ] {
             let mut g = game();
             forge(&mut g);
-            let e = check_lease(&g, "w1", 5, &mine).unwrap_err();
+            let e = check_lease(&g, "w1", 5, &mine, Some("w1")).unwrap_err();
             assert!(matches!(e, CoordError::InvalidGame(_)), "{e}");
         }
     }

@@ -113,6 +113,21 @@ fn fnv(s: &str) -> u64 {
 /// [`DataError`] if the file is unreadable, of another schema or encoding version, or holds a
 /// row that does not decode or replay.
 pub fn read_file<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
+    // The parquet crate panics on some corrupt files (a negative column offset in the footer,
+    // found by the fuzz target in tests/fuzz.rs): a corrupt file is an error, not a crash.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_file_checked::<G>(path))).unwrap_or_else(
+        |p| {
+            let msg = p
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or("the reader failed");
+            Err(DataError::Parquet { path: path.into(), msg: format!("corrupt file: {msg}") })
+        },
+    )
+}
+
+fn read_file_checked<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError> {
     let file = File::open(path).map_err(|source| DataError::Io { path: path.into(), source })?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file)
         .map_err(|e| DataError::Parquet { path: path.into(), msg: e.to_string() })?;

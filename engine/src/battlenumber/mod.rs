@@ -136,7 +136,8 @@ pub fn parse_square(text: &str) -> Option<u8> {
     }
     let c = b[0].to_ascii_lowercase().checked_sub(b'a')?;
     let r = b[1].checked_sub(b'0')?;
-    (c < 7 && r < 7).then_some(r * 7 + c)
+    // Lazily: `r * 7` overflows for a far-off digit (found by the fuzz target).
+    (c < 7 && r < 7).then(|| r * 7 + c)
 }
 
 impl fmt::Display for Action {

@@ -125,7 +125,9 @@ pub enum Action {
 }
 
 fn shape_letter(s: u8) -> char {
-    char::from(b'A' + s)
+    // An illegal action's name is printed too (in its error): no overflow past Z (found by
+    // the fuzz target, from a decoded state naming shape 200).
+    if s < 26 { char::from(b'A' + s) } else { '?' }
 }
 
 impl fmt::Display for Action {
