@@ -295,11 +295,12 @@ impl GuardedListener {
     ) -> impl tokio_stream::Stream<Item = Result<GuardedStream<tokio::net::TcpStream>, std::io::Error>> + Send
     {
         self.auto_establish = true;
-        async_stream(self)
+        incoming_channel(self)
     }
 }
 
-fn async_stream(
+/// Accepts on its own task into a channel: tonic polls a stream, and `accept` loops.
+fn incoming_channel(
     listener: GuardedListener,
 ) -> impl tokio_stream::Stream<Item = Result<GuardedStream<tokio::net::TcpStream>, std::io::Error>> + Send {
     let (tx, rx) = tokio::sync::mpsc::channel(16);
