@@ -11,7 +11,8 @@
 //! Random bytes seldom pass a format's first check, so most inputs are edits of a valid input
 //! (see [`mutate`]), which reach the checks deep inside each format.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use engine::GameKind;
 use engine::game::Game;
@@ -123,6 +124,20 @@ impl Seeds {
         let parquet = std::fs::read(scratch.join("seed.parquet")).expect("written");
         Seeds { states, tokens, position_line, model, parquet }
     }
+}
+
+/// The seeds and their scratch directory (under the system's temporary directory, named for
+/// the process), built once per process: what each cargo-fuzz target in `fuzz/` starts from.
+///
+/// # Panics
+/// As [`Seeds::new`], or if the scratch directory cannot be made.
+pub fn shared() -> &'static (Seeds, PathBuf) {
+    static SHARED: OnceLock<(Seeds, PathBuf)> = OnceLock::new();
+    SHARED.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("zeroplay-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        (Seeds::new(&dir), dir)
+    })
 }
 
 /// Picks a seed by the input's first byte and mutates it by the rest.
