@@ -149,6 +149,15 @@ pub enum Command {
     ///
     /// Example: zeroplay strength --run runs/local
     Strength(StrengthArgs),
+    /// Draw a learning curve: run `zeroplay local` for a stated time on a stated seed, keep
+    /// the best model at fixed minutes, then (with the cores to itself) measure each against
+    /// the game's reference opponent at equal time per move with the network alone at the
+    /// leaves (lambda=0, no knowledge priors), as `strength` does. Prints a table and writes
+    /// curve.json and curve.svg (Elo with its 95% interval against minutes and against games)
+    /// to runs/<name>/curve/.
+    ///
+    /// Example: zeroplay curve --game battlenumber --name bn-curve --at 10,20,30 --seed 7
+    Curve(CurveArgs),
     /// Tune banqi-ab's evaluation weights by SPSA: every step plays a side-swapped pair of
     /// games between the weights perturbed up and down (at the base spec's node budget) and
     /// moves the weights by the result. Writes every step (spsa.csv), a plot (spsa.svg) and
@@ -209,6 +218,67 @@ pub struct LocalArgs {
     /// Trainer backend: cpu, or cuda / wgpu in a binary built with those features.
     #[arg(long, default_value = "cpu")]
     pub device: String,
+    /// The run's seed (overrides the coordinator's `seed` and the trainer's `[train]`,
+    /// `[gate]` and `[rating]` seeds, which are derived from it): two runs with the same seed
+    /// lease the same positions with the same game seeds.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Copy the best model at these minutes of the run (comma-separated) to
+    /// runs/<name>/curve/best-at-<M>min.safetensors, with the games stored by then in
+    /// runs/<name>/curve/snapshots.jsonl (what `zeroplay curve` measures); a run that stops
+    /// earlier takes the rest once, at the minute it stopped.
+    #[arg(long, value_delimiter = ',')]
+    pub snapshot_at: Vec<f64>,
+}
+
+/// `zeroplay curve`.
+#[derive(Debug, Args)]
+pub struct CurveArgs {
+    /// The game.
+    #[arg(short, long, value_parser = game_kind(), default_value = "battlenumber")]
+    pub game: GameKind,
+    /// Run name: the run goes to runs/<name>/, the curve to runs/<name>/curve/.
+    #[arg(long, default_value = "curve")]
+    pub name: String,
+    /// Minutes of the run at which the best model is measured (comma-separated); the run
+    /// stops at the last.
+    #[arg(long, value_delimiter = ',', default_value = "10,20,30")]
+    pub at: Vec<f64>,
+    /// The run's seed (`zeroplay local --seed`).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Coordinator configuration for the run (default: `local`'s embedded one).
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// Trainer configuration for the run (default: `local`'s embedded one).
+    #[arg(long)]
+    pub train_config: Option<PathBuf>,
+    /// Side-swapped matches per point.
+    #[arg(short = 'n', long, default_value_t = 100)]
+    pub matches: u32,
+    /// Seed of the measuring arenas' openings and agents.
+    #[arg(long, default_value_t = 2026)]
+    pub match_seed: u64,
+    /// Matches played at once while measuring.
+    #[arg(short = 'j', long, default_value_t = 2)]
+    pub threads: usize,
+    /// Our agent's milliseconds per move (default: the game's protocol, as `strength`).
+    #[arg(long)]
+    pub time_ms: Option<u32>,
+    /// The opponent's milliseconds per move (default: the game's protocol).
+    #[arg(long)]
+    pub opponent_time_ms: Option<u32>,
+    /// Measure the snapshots an earlier run left in runs/<name>/curve/ without running again.
+    #[arg(long)]
+    pub measure_only: bool,
+    /// Redraw curve.svg (with --compare) from runs/<name>/curve/curve.json and print the
+    /// table, measuring nothing.
+    #[arg(long, conflicts_with = "measure_only")]
+    pub plot_only: bool,
+    /// Earlier curves to draw beside this one in curve.svg (run names, comma-separated; each
+    /// read from runs/<name>/curve/curve.json), e.g. the current defaults' curve.
+    #[arg(long, value_delimiter = ',')]
+    pub compare: Vec<String>,
 }
 
 /// `zeroplay train`.

@@ -11,6 +11,7 @@ pub mod bench_serve;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod curve_cmd;
 pub mod diagnose_cmd;
 pub mod fuzz;
 pub mod logging;

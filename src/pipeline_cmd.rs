@@ -174,6 +174,9 @@ pub fn local(args: LocalArgs) -> Result<()> {
     cfg.auth.trainer_token = token();
     cfg.auth.admin_token = token();
     cfg.parquet.rotate_seconds = cfg.parquet.rotate_seconds.min(15);
+    if let Some(seed) = args.seed {
+        cfg.seed = seed;
+    }
 
     cfg.validate()?;
     let mut tcfg = match args.train_config.as_deref() {
@@ -183,6 +186,12 @@ pub fn local(args: LocalArgs) -> Result<()> {
     tcfg.game = kind;
     tcfg.data_dir = cfg.data_dir.join("games");
     tcfg.run_dir = cfg.data_dir.join("trainer");
+    if let Some(seed) = args.seed {
+        tcfg.train.seed = engine::derive_seed(seed, 1);
+        tcfg.gate.seed = engine::derive_seed(seed, 2);
+        tcfg.rating.seed = engine::derive_seed(seed, 3);
+    }
+    let mut snapshots = Snapshots::new(&args.snapshot_at, &cfg.data_dir)?;
     tcfg.validate().map_err(anyhow::Error::msg)?;
     let device = trainer::device(&args.device).map_err(anyhow::Error::msg)?;
     let deadline = args.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
@@ -260,7 +269,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
         tokio::pin!(ctrl_c);
         loop {
             tokio::select! {
-                _ = &mut ctrl_c => { bar.println("stopping…"); break; }
+                _ = &mut ctrl_c => { say(&bar, "stopping…"); break; }
                 _ = tokio::time::sleep(Duration::from_millis(500)) => {}
             }
             if let Ok(s) = status.status(pb::StatusRequest {}).await {
@@ -276,14 +285,22 @@ pub fn local(args: LocalArgs) -> Result<()> {
             if coord.is_finished() || worker.is_finished() {
                 break;
             }
+            // Before the deadline's check: the last snapshot is taken at the deadline.
+            if let Some(line) = snapshots.take(started.elapsed(), &last, base)? {
+                say(&bar, line);
+            }
             if deadline.is_some_and(|d| Instant::now() >= d) {
-                bar.println("time limit reached; stopping…");
+                say(&bar, "time limit reached; stopping…");
                 break;
             }
             if trainer_thread.as_ref().is_some_and(|t| t.is_finished()) {
-                bar.println("trainer finished; stopping…");
+                say(&bar, "trainer finished; stopping…");
                 break;
             }
+        }
+        // Snapshots not yet due when the run stopped are taken now, at the minute it stopped.
+        for line in snapshots.finish(started.elapsed(), &last, base)? {
+            say(&bar, line);
         }
         bar.finish_and_clear();
         train_stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -318,8 +335,92 @@ pub fn local(args: LocalArgs) -> Result<()> {
             data_dir.join("games").display()
         );
         if let Some(h) = history {
-            print!("{}", crate::train_cmd::run_report(&h, &data_dir.join("trainer"), tcfg.min_new_positions));
+            print!("{}", crate::train_cmd::run_report(&h, &data_dir.join("trainer"), tcfg.min_new_positions, &tcfg.gate));
         }
         Ok(())
     })
+}
+
+/// The best-model snapshots `local --snapshot-at` takes: at each of `at` minutes the best
+/// model file is copied to `curve/best-at-<M>min.safetensors` and a line with the minutes and
+/// the games stored by then appended to `curve/snapshots.jsonl` (no model yet: `null`). A run
+/// that stops before a snapshot is due takes the rest once, at the minute it stopped.
+struct Snapshots {
+    at: Vec<f64>,
+    run: std::path::PathBuf,
+}
+
+impl Snapshots {
+    fn new(at: &[f64], run: &std::path::Path) -> Result<Snapshots> {
+        let mut at = at.to_vec();
+        if at.iter().any(|m| !(m.is_finite() && *m >= 0.0)) {
+            anyhow::bail!("--snapshot-at: minutes must be finite and ≥ 0, got {at:?}");
+        }
+        at.sort_by(f64::total_cmp);
+        at.dedup();
+        at.reverse();
+        if !at.is_empty() {
+            std::fs::create_dir_all(run.join("curve"))
+                .with_context(|| format!("creating {}/curve", run.display()))?;
+        }
+        Ok(Snapshots { at, run: run.to_path_buf() })
+    }
+
+    /// Takes every snapshot still due, at `elapsed` (recorded as its minutes).
+    fn finish(&mut self, elapsed: Duration, status: &pb::StatusResponse, base: u64) -> Result<Vec<String>> {
+        let mut lines = Vec::new();
+        if !self.at.is_empty() {
+            self.at = vec![elapsed.as_secs_f64() / 60.0];
+            lines.extend(self.take(elapsed, status, base)?);
+        }
+        Ok(lines)
+    }
+
+    fn take(&mut self, elapsed: Duration, status: &pb::StatusResponse, base: u64) -> Result<Option<String>> {
+        let Some(&m) = self.at.last() else { return Ok(None) };
+        if elapsed.as_secs_f64() < m * 60.0 {
+            return Ok(None);
+        }
+        self.at.pop();
+        // Minutes as a short name: 10 for ten minutes, 0.42 for a run that stopped early.
+        let m = (m * 100.0).round() / 100.0;
+        let dir = self.run.join("curve");
+        let best = trainer::pipeline::best_model_path(&self.run.join("trainer"));
+        let model = if best.exists() {
+            let to = dir.join(format!("best-at-{m}min.safetensors"));
+            std::fs::copy(&best, &to)
+                .with_context(|| format!("copying {} to {}", best.display(), to.display()))?;
+            Some(to)
+        } else {
+            None
+        };
+        let line = serde_json::json!({
+            "minutes": m,
+            "elapsed_s": elapsed.as_secs_f64(),
+            "games": status.games_stored.saturating_sub(base),
+            "positions": status.positions_stored,
+            "model": model.as_ref().map(|p| p.display().to_string()),
+        });
+        use std::io::Write as _;
+        let mut f =
+            std::fs::OpenOptions::new().create(true).append(true).open(dir.join("snapshots.jsonl"))?;
+        writeln!(f, "{line}")?;
+        f.sync_all()?;
+        Ok(Some(match model {
+            Some(p) => {
+                format!("snapshot at {m} min: {} games, best model copied to {}", line["games"], p.display())
+            }
+            None => format!("snapshot at {m} min: {} games, no model promoted yet", line["games"]),
+        }))
+    }
+}
+
+/// A line above the progress bar; indicatif drops `println` on a hidden bar (output not a
+/// terminal), so there it goes to stdout directly, where logs and tests read it.
+fn say(bar: &indicatif::ProgressBar, line: impl AsRef<str>) {
+    if bar.is_hidden() {
+        println!("{}", line.as_ref());
+    } else {
+        bar.println(line);
+    }
 }

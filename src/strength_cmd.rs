@@ -42,6 +42,54 @@ fn protocol(game: GameKind) -> Protocol {
     }
 }
 
+/// One measured row: the arena's report, our agent's spec, the opponent's and the openings.
+pub struct Measured {
+    /// The arena's result, from our agent's side.
+    pub report: crate::arena_cmd::ArenaReport,
+    /// Our agent's spec.
+    pub agent: String,
+    /// The opponent's spec.
+    pub opponent: String,
+    /// Random clicks before each match.
+    pub opening_plies: u32,
+}
+
+/// Plays `model` with the leaf keys `leaf` (`lambda=0` for the network alone) against the
+/// game's reference opponent at the documented protocol (`ms`/`opp_ms` override the time).
+///
+/// # Errors
+/// A bad spec or a model that does not load.
+pub fn measure(
+    game: GameKind,
+    model: &std::path::Path,
+    leaf: &str,
+    times: (Option<u32>, Option<u32>),
+    matches: u32,
+    seed: u64,
+    threads: usize,
+) -> Result<Measured> {
+    let p = protocol(game);
+    let ms = times.0.unwrap_or(p.ms);
+    let opponent = p.opponent.replace("{ms}", &times.1.unwrap_or(p.ms).to_string());
+    let agent = format!("mcts:time={ms}ms,eval=net,model={},batch=8,{leaf}", model.display());
+    let cfg = ArenaConfig {
+        game,
+        agent_a: agent.clone(),
+        agent_b: opponent.clone(),
+        matches,
+        seed,
+        threads,
+        opening_plies: p.opening_plies,
+        ..ArenaConfig::default()
+    };
+    let (sa, sb) = cfg.validate()?;
+    let report = engine::with_game!(game, |G| {
+        let opts = cfg.options.checked::<G>().map_err(anyhow::Error::msg)?;
+        crate::arena_cmd::run_arena::<G>(&cfg, &opts, &sa, &sb, true, &crate::netload::loader::<G>)?
+    });
+    Ok(Measured { report, agent, opponent, opening_plies: p.opening_plies })
+}
+
 /// Runs `zeroplay strength`.
 ///
 /// # Errors
@@ -51,7 +99,6 @@ pub fn run(args: StrengthArgs) -> Result<()> {
     let p = protocol(game);
     let ms = args.time_ms.unwrap_or(p.ms);
     let opp_ms = args.opponent_time_ms.unwrap_or(p.ms);
-    let opponent = p.opponent.replace("{ms}", &opp_ms.to_string());
     let mut rows = String::new();
     let mut commands = String::new();
     for agent in &args.agents {
@@ -60,22 +107,15 @@ pub fn run(args: StrengthArgs) -> Result<()> {
             "mixed" => p.mixed,
             other => anyhow::bail!("agent {other:?}: net (the network alone) or mixed (the served leaf)"),
         };
-        let a = format!("mcts:time={ms}ms,eval=net,model={},batch=8,{leaf}", model.display());
-        let cfg = ArenaConfig {
+        let Measured { report, agent: a, opponent, .. } = measure(
             game,
-            agent_a: a.clone(),
-            agent_b: opponent.clone(),
-            matches: args.matches,
-            seed: args.seed,
-            threads: args.threads,
-            opening_plies: p.opening_plies,
-            ..ArenaConfig::default()
-        };
-        let (sa, sb) = cfg.validate()?;
-        let report = engine::with_game!(game, |G| {
-            let opts = cfg.options.checked::<G>().map_err(anyhow::Error::msg)?;
-            crate::arena_cmd::run_arena::<G>(&cfg, &opts, &sa, &sb, true, &crate::netload::loader::<G>)?
-        });
+            &model,
+            leaf,
+            (args.time_ms, args.opponent_time_ms),
+            args.matches,
+            args.seed,
+            args.threads,
+        )?;
         crate::arena_cmd::print_report(&report);
         let pct = 100.0 * report.points_a / f64::from(report.matches.max(1));
         // An unbounded end: below when the low end is missing, above when the high one is.

@@ -154,7 +154,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     }
     let (h, c, t) = (rt.handle(), args.coordinator, args.token);
     let history = engine::with_game!(cfg.game, |G| train_game::<G>(&cfg, &device, h, c, t, &stop, &metrics)?);
-    print!("{}", run_report(&history, &cfg.run_dir, cfg.min_new_positions));
+    print!("{}", run_report(&history, &cfg.run_dir, cfg.min_new_positions, &cfg.gate));
     Ok(())
 }
 
@@ -306,7 +306,12 @@ that nothing reads (`policy_len` is 0), and the search's priors are uniform.
 
 /// What a trainer's run directory holds at the end of `local` or `train`: the models with
 /// their Elo, the plot and the best model, naming only files that exist.
-pub fn run_report(history: &[trainer::pipeline::RatingEntry], run_dir: &Path, min_new: usize) -> String {
+pub fn run_report(
+    history: &[trainer::pipeline::RatingEntry],
+    run_dir: &Path,
+    min_new: usize,
+    gate: &engine::gating::GateSettings,
+) -> String {
     let mut out = String::new();
     if history.is_empty() {
         out.push_str(&format!(
@@ -318,6 +323,14 @@ pub fn run_report(history: &[trainer::pipeline::RatingEntry], run_dir: &Path, mi
     let plot_note = if plot.exists() { format!("; the plot is {}", plot.display()) } else { String::new() };
     out.push_str(&format!(
         "\nmodels (Elo from one fit of all the run's games, the user's AI = 0{plot_note}; `zeroplay diagnose` and `zeroplay strength` take the run directory):\n"
+    ));
+    // The ratings are measured at the gate's budget, which is not what a player meets: say
+    // so on the same screen, with the command that measures at equal time.
+    out.push_str(&format!(
+        "these Elo figures are at the gate's budget ({} simulations a move for both sides, leaf lambda={}), not at equal time per move; `zeroplay strength --run {}` measures the network alone and the served agent at equal time\n",
+        gate.sims,
+        gate.leaf.lambda,
+        run_dir.parent().unwrap_or(run_dir).display()
     ));
     out.push_str(&trainer::pipeline::summary(history, run_dir));
     let best = trainer::pipeline::best_model_path(run_dir);

@@ -97,12 +97,13 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     std::fs::write(
         &tcfg,
         "min_new_positions = 1500\nsteps_per_round = 20\nmax_rounds = 2\npoll_ms = 200\n\
-         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n\
+         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nrule = \"threshold\"\nmatches = 2\nsims = 8\nopening_plies = 4\n\
          [rating]\nmatches = 1\nanchors = [\"random\"]\n",
     )
     .unwrap();
     let out = zeroplay()
-        .args(["local", "--name", "t", "--sims", "16", "--slots", "2", "--minutes", "4", "--train-config"])
+        .args(["local", "--name", "t", "--sims", "16", "--slots", "2", "--minutes", "4", "--seed", "5"])
+        .args(["--snapshot-at", "0", "--train-config"])
         .arg(&tcfg)
         .current_dir(dir.path())
         .output()
@@ -110,6 +111,9 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("trainer finished") || stdout.contains("models (Elo"), "{stdout}");
+    // The ratings say on the same screen that they are not at equal time.
+    assert!(stdout.contains("at the gate's budget (8 simulations a move"), "{stdout}");
+    assert!(stdout.contains("snapshot at 0 min:") && stdout.contains("no model promoted yet"), "{stdout}");
     let run = dir.path().join("runs/t/trainer");
     let ratings: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("ratings.json")).unwrap()).unwrap();
@@ -166,6 +170,63 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     ] {
         assert!(text.contains(row), "{row}:\n{text}");
     }
+
+    // `curve`: the snapshot `local --snapshot-at 0` took (no model yet) and one more naming
+    // candidate 2, measured as `strength` measures the network alone, table and picture.
+    let snaps = dir.path().join("runs/t/curve/snapshots.jsonl");
+    let mut lines = std::fs::read_to_string(&snaps).unwrap();
+    assert!(lines.contains("\"minutes\":0.0") && lines.contains("\"model\":null"), "{lines}");
+    lines.push_str(&format!(
+        "{{\"minutes\":1,\"elapsed_s\":60,\"games\":40,\"positions\":4000,\"model\":{:?}}}\n",
+        model.display().to_string()
+    ));
+    std::fs::write(&snaps, lines).unwrap();
+    let out = zeroplay()
+        .args(["curve", "--name", "t", "--measure-only", "-n", "1", "-j", "1", "--time-ms", "5"])
+        .args(["--opponent-time-ms", "5"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("0 min: no model promoted yet"), "{text}");
+    assert!(text.contains("| 1 | 40 | 4000 | mcts:time=5ms,eval=rollout | 1 |"), "{text}");
+    let curve: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("runs/t/curve/curve.json")).unwrap())
+            .unwrap();
+    assert_eq!(curve["points"].as_array().unwrap().len(), 1, "{curve}");
+    assert!(
+        curve["points"][0]["agent"].as_str().unwrap().contains("eval=net")
+            && curve["points"][0]["agent"].as_str().unwrap().contains("lambda=0")
+    );
+    let svg = std::fs::read_to_string(dir.path().join("runs/t/curve/curve.svg")).unwrap();
+    assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
+    // A curve that would overwrite an earlier run's snapshots refuses.
+    let out =
+        zeroplay().args(["curve", "--name", "t", "--at", "1"]).current_dir(dir.path()).output().unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--measure-only"));
+    // Redrawn beside another run's curve (here a copy of this one), measuring nothing; a
+    // compared run that has no curve is named.
+    std::fs::create_dir_all(dir.path().join("runs/base/curve")).unwrap();
+    std::fs::copy(dir.path().join("runs/t/curve/curve.json"), dir.path().join("runs/base/curve/curve.json"))
+        .unwrap();
+    let out = zeroplay()
+        .args(["curve", "--name", "t", "--plot-only", "--compare", "base"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(text.matches("| 1 | 40 | 4000 |").count(), 2, "both tables: {text}");
+    let svg = std::fs::read_to_string(dir.path().join("runs/t/curve/curve.svg")).unwrap();
+    assert_eq!(svg.matches("<circle").count(), 4, "{svg}");
+    assert!(svg.contains(">base</text>"), "{svg}");
+    let out = zeroplay()
+        .args(["curve", "--name", "t", "--plot-only", "--compare", "nowhere"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("nowhere"));
 
     // Export a candidate and read it back without zeroplay.
     let exported = dir.path().join("exported");
@@ -260,7 +321,7 @@ fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
         "8",
         "4",
         "min_new_positions = 800\nsteps_per_round = 20\nmax_rounds = 1\npoll_ms = 200\n\
-         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nmatches = 2\nsims = 8\nopening_plies = 4\n",
+         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nrule = \"threshold\"\nmatches = 2\nsims = 8\nopening_plies = 4\n",
     );
     assert_eq!(doc["feature_len"], 17 * 32 + 19);
 
@@ -303,7 +364,7 @@ fn trigolden_self_play_training_export_and_a_network_agent_end_to_end() {
         "4",
         "6",
         "min_new_positions = 200\nsteps_per_round = 20\nmax_rounds = 1\npoll_ms = 200\n\
-         [train]\nnet = \"tiny\"\nbatch_size = 32\n[gate]\nmatches = 2\nsims = 4\nopening_plies = 4\n",
+         [train]\nnet = \"tiny\"\nbatch_size = 32\n[gate]\nrule = \"threshold\"\nmatches = 2\nsims = 4\nopening_plies = 4\n",
     );
     assert_eq!(doc["feature_len"], 56);
     assert_eq!(doc["policy_len"], 0);

@@ -103,7 +103,9 @@ fn compose_command_lines_run_the_whole_cluster_path_on_loopback() {
         let gate = table(t, &["gate"]);
         gate.insert("matches".into(), 2.into());
         gate.insert("sims".into(), 8.into());
-        gate.insert("threshold".into(), 0.0.into()); // any candidate passes: the path is under test
+        // Any candidate passes (a threshold of 0, not the default SPRT): the path is under test.
+        gate.insert("rule".into(), "threshold".into());
+        gate.insert("threshold".into(), 0.0.into());
         let rating = table(t, &["rating"]);
         rating.insert("matches".into(), 1.into());
         rating.insert("anchors".into(), toml::Value::Array(vec!["random".into()]));

@@ -12,7 +12,7 @@
 //!   candidate promoted), few simulations and a time limit; `arena` one match at a tenth of
 //!   the time per move; `match` one match at a tenth of the move time (its engine
 //!   `target/release/zeroplay` is the binary under test); `tune` two pairs at 300 nodes a move;
-//!   `perft` at most depth 3; `play` and `uci` read a short script on
+//!   `perft` at most depth 3; `curve` one point at 0.3 minutes, measured in one match; `play` and `uci` read a short script on
 //!   stdin; listen addresses become port 0 (a free port).
 //! - Servers (`coordinator`, `worker`, `serve`, `train`) run until they are up (a few
 //!   seconds, then a health or API check where they print an address), then get SIGTERM and
@@ -135,7 +135,7 @@ impl Drop for Background {
 /// candidate passes (the commands after `local` need its best model).
 const TINY_TRAIN: &str = "min_new_positions = {min_new}\nsteps_per_round = 5\nmax_rounds = 1\npoll_ms = 200\n\
     [train]\nnet = \"tiny\"\nbatch_size = 32\n\
-    [gate]\nmatches = 1\nsims = 4\nopening_plies = 2\nthreshold = 0.0\n[gate.leaf]\nlambda = 0.0\n\
+    [gate]\nrule = \"threshold\"\nmatches = 1\nsims = 4\nopening_plies = 2\nthreshold = 0.0\n[gate.leaf]\nlambda = 0.0\n\
     [rating]\nmatches = 1\nanchors = [\"random\"]\n";
 
 /// What `uci` reads: the handshake, the start position, a short search.
@@ -190,6 +190,18 @@ fn scale(args: &[String], work: &Path, coord_port: u16) -> (Vec<String>, Option<
             // The time limit only bounds a stuck run: the trainer's one round ends it.
             a.extend(["--sims", "8", "--slots", "2", "--minutes", "8", "--train-config"].map(String::from));
             a.push(tiny.to_str().unwrap().into());
+        }
+        "curve" => {
+            // A curve of one point a few seconds in, measured in one match at 10 ms a move.
+            let tiny = work.join("docs-tiny-curve-train.toml");
+            std::fs::write(&tiny, TINY_TRAIN.replace("{min_new}", "300")).unwrap();
+            for i in 1..a.len() {
+                if a[i - 1] == "--at" {
+                    a[i] = "0.3".into();
+                }
+            }
+            a.extend(["-n", "1", "-j", "1", "--time-ms", "10", "--opponent-time-ms", "10"].map(String::from));
+            a.extend(["--train-config".into(), tiny.to_str().unwrap().into()]);
         }
         "arena" => {
             let mut i = 1;

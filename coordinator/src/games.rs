@@ -489,4 +489,23 @@ mod tests {
         m.visits[0].visits += 97;
         assert!(validate(&record, &limits).unwrap_err().to_string().contains("over the lease's budget"));
     }
+
+    /// A Gumbel game's stored improved policies fit the lease's budget, resignations and all.
+    #[test]
+    fn gumbel_games_pass_their_leases_checks() {
+        let settings = SelfPlaySettings {
+            full_sims: 16,
+            fast_sims: 4,
+            root: engine::selfplay::RootSearch::Gumbel,
+            ..SelfPlaySettings::default()
+        };
+        let limits = Limits::default().for_settings(&settings);
+        assert!(u64::from(settings.gumbel_units()) <= limits.max_visits);
+        let start = BattleNumber::new_game(&Default::default());
+        for seed in 0..6 {
+            let g = play_game(&start, &settings, &Rollout::default(), seed);
+            let record = zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0);
+            validate(&record, &limits).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        }
+    }
 }

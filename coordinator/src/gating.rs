@@ -268,7 +268,8 @@ mod tests {
 
     fn gating(matches: u32) -> Gating {
         let mut g = Gating::new(Duration::from_millis(100), GameOptions::default());
-        let s = GateSettings { matches, ..GateSettings::default() };
+        let s =
+            GateSettings { rule: engine::gating::GateRule::Threshold, matches, ..GateSettings::default() };
         g.start(5, 3, GameKind::BattleNumber, s);
         g
     }

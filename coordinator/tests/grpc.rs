@@ -611,7 +611,7 @@ async fn decided(c: &mut Client, v: u64) -> pb::GateStatusResponse {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best() {
-    use engine::gating::GateSettings;
+    use engine::gating::{GateRule, GateSettings};
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.games.get_mut(&GameKind::BattleNumber).unwrap().leaf = engine::LeafSettings::net_alone();
@@ -619,7 +619,13 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     let mut trainer = connect(run.addr, TRAINER);
     assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1, "ungated: best at once");
     // A candidate that promotes whatever it scores; published before any worker exists.
-    let easy = GateSettings { matches: 4, threshold: 0.0, sims: 8, ..GateSettings::default() };
+    let easy = GateSettings {
+        rule: GateRule::Threshold,
+        matches: 4,
+        threshold: 0.0,
+        sims: 8,
+        ..GateSettings::default()
+    };
     let v2_bytes = model_file(None);
     let v2 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", FEATURES, &v2_bytes, Some(&easy))
         .await
@@ -673,7 +679,14 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     // A candidate that must win all 24 games of 12 side-swapped matches against the very same
     // weights (v2's bytes again; two different untrained networks are not equal players, and
     // one beat the other 12-0 once): refused, never announced, never used for self-play.
-    let hard = GateSettings { matches: 12, threshold: 1.0, sims: 8, seed: 11, ..GateSettings::default() };
+    let hard = GateSettings {
+        rule: GateRule::Threshold,
+        matches: 12,
+        threshold: 1.0,
+        sims: 8,
+        seed: 11,
+        ..GateSettings::default()
+    };
     let v3 = zeroplay_worker::publish_model(&mut trainer, "battlenumber", FEATURES, &v2_bytes, Some(&hard))
         .await
         .unwrap();

@@ -6,10 +6,13 @@
 //! Rules ([`GateRule`]):
 //! - `threshold`: promote when the candidate scores at least `threshold` of the points over
 //!   `matches` matches.
-//! - `sprt`: Wald's sequential probability ratio test of H0 "candidate is `elo0` better" against
-//!   H1 "candidate is `elo1` better" on per-match points (a Bernoulli model with draws as
-//!   half points), stopping as soon as a bound is crossed or `matches` is reached (then the
-//!   threshold rule decides).
+//! - `sprt` (the default): Wald's sequential probability ratio test of H0 "candidate is `elo0`
+//!   better" against H1 "candidate is `elo1` better" on per-match points (a Bernoulli model
+//!   with draws as half points), stopping as soon as a bound is crossed. A test still
+//!   undecided at `matches` is truncated and the candidate refused, as fishtest does: a
+//!   candidate no better than the best is promoted at most `alpha` of the time, where a
+//!   fixed threshold over a few dozen matches promotes noise (issue 38: 55% over 40 matches
+//!   promoted a model at −5 [−119, +109] Elo).
 
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +25,8 @@ use crate::leaf::LeafSettings;
 pub enum GateRule {
     /// At least `threshold` of the points over `matches` matches.
     Threshold,
-    /// SPRT with `elo0`/`elo1`, `alpha`/`beta`; falls back to the threshold at `matches`.
+    /// SPRT with `elo0`/`elo1`, `alpha`/`beta`; refuses a candidate still undecided at
+    /// `matches`.
     Sprt,
 }
 
@@ -54,7 +58,7 @@ pub struct GateSettings {
     pub rule: GateRule,
     /// Matches (two games each, seats swapped) at most.
     pub matches: u32,
-    /// Points fraction needed to promote under `threshold` (and at the end of `sprt`).
+    /// Points fraction needed to promote under `threshold` (unused by `sprt`).
     pub threshold: f64,
     /// SPRT null hypothesis, in Elo.
     pub elo0: f64,
@@ -85,11 +89,11 @@ pub struct GateSettings {
 impl Default for GateSettings {
     fn default() -> Self {
         GateSettings {
-            rule: GateRule::Threshold,
-            matches: 40,
+            rule: GateRule::Sprt,
+            matches: 100,
             threshold: 0.55,
             elo0: 0.0,
-            elo1: 35.0,
+            elo1: 60.0,
             alpha: 0.05,
             beta: 0.05,
             sims: 64,
@@ -174,6 +178,16 @@ impl GateSettings {
         if n < self.matches as usize {
             return None;
         }
+        if self.rule == GateRule::Sprt {
+            let llr = sprt_llr(points, self.elo0, self.elo1);
+            return Some((
+                false,
+                format!(
+                    "SPRT undecided after {n} matches (LLR {llr:.2}, {:.1}% of the points): the best model stays",
+                    100.0 * points.iter().sum::<f64>() / n as f64
+                ),
+            ));
+        }
         let frac = points.iter().sum::<f64>() / n as f64;
         Some((
             frac >= self.threshold,
@@ -250,7 +264,12 @@ mod tests {
 
     #[test]
     fn threshold_waits_for_all_matches_then_compares() {
-        let s = GateSettings { matches: 4, threshold: 0.55, ..GateSettings::default() };
+        let s = GateSettings {
+            rule: GateRule::Threshold,
+            matches: 4,
+            threshold: 0.55,
+            ..GateSettings::default()
+        };
         assert_eq!(s.decide(&[]), None);
         assert_eq!(s.decide(&[1.0, 1.0, 1.0]), None, "threshold never stops early");
         assert!(s.decide(&[1.0, 1.0, 0.5, 0.0]).unwrap().0, "62.5% ≥ 55%");
@@ -258,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn sprt_stops_early_on_clear_evidence_and_falls_back_to_the_threshold() {
+    fn sprt_stops_early_on_clear_evidence_and_refuses_when_truncated() {
         let s = GateSettings { rule: GateRule::Sprt, matches: 100, elo1: 200.0, ..GateSettings::default() };
         let wins = vec![1.0; 100];
         let at = (1..=100).find(|&n| s.decide(&wins[..n]).is_some()).unwrap();
@@ -267,10 +286,55 @@ mod tests {
         let losses = vec![0.0; 100];
         let at = (1..=100).find(|&n| s.decide(&losses[..n]).is_some()).unwrap();
         assert!(!s.decide(&losses[..at]).unwrap().0);
-        // Even results at a narrow H1 never cross within 4 matches: the threshold decides.
+        // Four straight wins do not cross at the default H1 within 4 matches: truncated, the
+        // candidate is refused though the threshold rule would promote it.
         let s = GateSettings { rule: GateRule::Sprt, matches: 4, ..GateSettings::default() };
-        let (promoted, reason) = s.decide(&[0.5; 4]).unwrap();
-        assert!(!promoted && reason.contains("50.0%"), "{reason}");
+        assert_eq!(s.decide(&[1.0; 3]), None);
+        let (promoted, reason) = s.decide(&[1.0; 4]).unwrap();
+        assert!(!promoted && reason.contains("undecided") && reason.contains("100.0%"), "{reason}");
+        let t = GateSettings { rule: GateRule::Threshold, ..s };
+        assert!(t.decide(&[1.0; 4]).unwrap().0);
+    }
+
+    /// Plays `runs` simulated gating runs of a candidate `elo` better than its opponent
+    /// (no draws) and returns the share promoted and the mean matches played.
+    fn simulate(s: &GateSettings, elo: f64, runs: u32, seed: u64) -> (f64, f64) {
+        use rand::{RngExt, SeedableRng};
+        let p = 1.0 / (1.0 + 10f64.powf(-elo / 400.0));
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed);
+        let (mut promoted, mut matches) = (0u32, 0usize);
+        for _ in 0..runs {
+            let mut points = Vec::new();
+            let decided = loop {
+                points.push(if rng.random::<f64>() < p { 1.0 } else { 0.0 });
+                if let Some((up, _)) = s.decide(&points) {
+                    break up;
+                }
+            };
+            promoted += u32::from(decided);
+            matches += points.len();
+        }
+        (f64::from(promoted) / f64::from(runs), matches as f64 / f64::from(runs))
+    }
+
+    #[test]
+    fn the_default_gate_does_not_promote_on_noise() {
+        // The issue's complaint: the old default (55% over 40 matches) promotes an equal
+        // candidate about a quarter of the time; the default SPRT at most alpha of the time.
+        let old = GateSettings { rule: GateRule::Threshold, matches: 40, ..GateSettings::default() };
+        let new = GateSettings::default();
+        assert_eq!(new.rule, GateRule::Sprt);
+        let (old_equal, _) = simulate(&old, 0.0, 2000, 1);
+        let (new_equal, new_cost) = simulate(&new, 0.0, 2000, 1);
+        assert!(old_equal > 0.2, "threshold: {old_equal}");
+        assert!(new_equal <= new.alpha, "SPRT promoted an equal candidate {new_equal} of the time");
+        // A worse candidate is almost never promoted; a clearly better one mostly is, in fewer
+        // matches than the cap.
+        assert!(simulate(&new, -50.0, 2000, 2).0 < 0.01);
+        let (better, better_cost) = simulate(&new, 200.0, 2000, 3);
+        assert!(better > 0.9, "+200 Elo promoted {better} of the time");
+        assert!(better_cost < 0.6 * f64::from(new.matches), "{better_cost} matches");
+        assert!(new_cost <= f64::from(new.matches));
     }
 
     #[test]

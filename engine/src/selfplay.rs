@@ -14,7 +14,7 @@ use crate::Rng;
 use crate::agent::{Agent, AgentSpec, GameAgents};
 use crate::eval::Evaluator;
 use crate::game::{Actor, Game, Outcome, Seat, next_chance};
-use crate::mcts::{Budget, Mcts, MctsConfig};
+use crate::mcts::{Budget, GumbelConfig, Mcts, MctsConfig};
 
 /// Self-play settings (the coordinator hands them out with each position).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -52,6 +52,52 @@ pub struct SelfPlaySettings {
     pub teacher_random: f32,
     /// With a teacher: the plies in which moves may be random.
     pub teacher_random_plies: u32,
+    /// How the root is searched: `puct` (AlphaZero: Dirichlet noise, visit counts as the
+    /// policy target, moves by the temperature schedule) or `gumbel` (Gumbel AlphaZero:
+    /// sequential halving over `gumbel_m` sampled actions, the completed-Q improved policy as
+    /// the target, the move the search keeps; no Dirichlet noise or temperature).
+    pub root: RootSearch,
+    /// Gumbel: root actions considered per search.
+    pub gumbel_m: u32,
+    /// Gumbel: `c_visit` of `σ(q̂) = (c_visit + max N) · c_scale · q̂`.
+    pub gumbel_c_visit: f32,
+    /// Gumbel: `c_scale` of the same transform.
+    pub gumbel_c_scale: f32,
+    /// PUCT: KataGo's forced playouts and policy-target pruning in full searches, with this
+    /// `k` (each root child gets at least `√(k · P · N)` visits; those forced visits are then
+    /// pruned from the stored policy target). 0: off; KataGo uses 2. Fast searches and
+    /// moves are unaffected.
+    pub forced_playouts: f32,
+}
+
+/// The root search of self-play ([`SelfPlaySettings::root`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RootSearch {
+    /// PUCT with Dirichlet noise; visit counts are the policy target.
+    #[default]
+    Puct,
+    /// Gumbel-top-k and sequential halving; the completed-Q improved policy is the target.
+    Gumbel,
+}
+
+impl RootSearch {
+    /// The name in configs and on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            RootSearch::Puct => "puct",
+            RootSearch::Gumbel => "gumbel",
+        }
+    }
+
+    /// Parses [`RootSearch::name`]; the empty string (an older peer) is `puct`.
+    pub fn from_name(s: &str) -> Option<RootSearch> {
+        match s {
+            "" | "puct" => Some(RootSearch::Puct),
+            "gumbel" => Some(RootSearch::Gumbel),
+            _ => None,
+        }
+    }
 }
 
 impl Default for SelfPlaySettings {
@@ -70,6 +116,11 @@ impl Default for SelfPlaySettings {
             teacher: String::new(),
             teacher_random: 0.1,
             teacher_random_plies: 30,
+            root: RootSearch::Puct,
+            gumbel_m: 16,
+            gumbel_c_visit: 50.0,
+            gumbel_c_scale: 0.1,
+            forced_playouts: 0.0,
         }
     }
 }
@@ -116,6 +167,20 @@ impl SelfPlaySettings {
         if !self.resign_threshold.is_finite() || self.resign_threshold > 1.0 {
             return Err(SettingsError("resign_threshold must be a number ≤ 1".into()));
         }
+        if self.gumbel_m == 0 || self.gumbel_m > 4096 {
+            return Err(SettingsError(format!("gumbel_m must be in 1..=4096, got {}", self.gumbel_m)));
+        }
+        for (x, name) in [(self.gumbel_c_visit, "gumbel_c_visit"), (self.gumbel_c_scale, "gumbel_c_scale")] {
+            if !(x.is_finite() && x > 0.0 && x <= 1e4) {
+                return Err(SettingsError(format!("{name} must be in (0, 10000], got {x}")));
+            }
+        }
+        if !(self.forced_playouts.is_finite() && (0.0..=100.0).contains(&self.forced_playouts)) {
+            return Err(SettingsError(format!(
+                "forced_playouts must be in [0, 100], got {}",
+                self.forced_playouts
+            )));
+        }
         if self.temperature.len() > 64
             || self.temperature.iter().any(|&(_, t)| !(t.is_finite() && t > 0.0 && t <= 100.0))
         {
@@ -142,6 +207,18 @@ impl SelfPlaySettings {
         Ok(Some(spec))
     }
 
+    /// The Gumbel root search settings these settings name.
+    pub fn gumbel(&self) -> GumbelConfig {
+        GumbelConfig { m: self.gumbel_m as usize, c_visit: self.gumbel_c_visit, c_scale: self.gumbel_c_scale }
+    }
+
+    /// Policy-target units per full search under Gumbel: the improved policy is stored as
+    /// `floor(π · units)` in the visit-count column, which the trainer normalises back; twice
+    /// the full search's simulations, within what the coordinator accepts for a lease.
+    pub fn gumbel_units(&self) -> u32 {
+        2 * self.full_sims.max(self.fast_sims).max(1)
+    }
+
     fn temperature_at(&self, ply: u32) -> Option<f32> {
         self.temperature.iter().find(|(until, _)| ply < *until).map(|&(_, t)| t)
     }
@@ -154,7 +231,9 @@ pub struct MoveStats<A> {
     pub action: A,
     /// True for a chance outcome.
     pub chance: bool,
-    /// Root visits per legal action (empty for chance outcomes and forced moves).
+    /// Root visits per legal action (empty for chance outcomes and forced moves); under
+    /// Gumbel root search, the improved policy in units of
+    /// [`SelfPlaySettings::gumbel_units`] (what the trainer normalises into its target).
     pub visits: Vec<(A, u32)>,
     /// Root value from the mover's view.
     pub root_value: f32,
@@ -285,18 +364,35 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
         model_version = evaluator.begin_move();
         let full = settings.fast_sims == 0 || rng.random::<f32>() < settings.full_search_probability;
         let target = if full { settings.full_sims } else { settings.fast_sims.max(1) };
-        if tree.root_visits() == 0 {
-            tree.search(evaluator, Budget::sims(1), &mut rng, &mut |_| {});
-        }
-        if full {
-            root_noise(&mut tree, settings.dirichlet_alpha, settings.dirichlet_fraction, &mut rng);
-        }
-        let have = tree.root_visits();
-        if have < target {
-            tree.search(evaluator, Budget::sims((target - have) as u64), &mut rng, &mut |_| {});
+        let mut gumbel_pick = None;
+        if settings.root == RootSearch::Gumbel {
+            // Gumbel: a fresh budget every move (sequential halving schedules it), whatever
+            // the reused subtree holds.
+            let r = tree.gumbel_search(evaluator, u64::from(target), &settings.gumbel(), true, &mut rng);
+            let units = settings.gumbel_units() as f32;
+            let policy = r.policy.iter().map(|&(a, p)| (a, (p * units).floor() as u32)).collect::<Vec<_>>();
+            gumbel_pick = Some((r.action, policy));
+        } else {
+            if tree.root_visits() == 0 {
+                tree.search(evaluator, Budget::sims(1), &mut rng, &mut |_| {});
+            }
+            if full {
+                root_noise(&mut tree, settings.dirichlet_alpha, settings.dirichlet_fraction, &mut rng);
+            }
+            tree.set_forced_playouts(if full { settings.forced_playouts } else { 0.0 });
+            let have = tree.root_visits();
+            if have < target {
+                tree.search(evaluator, Budget::sims((target - have) as u64), &mut rng, &mut |_| {});
+            }
         }
         let value = tree.root_value();
         let children = tree.root_children();
+        // The policy target: forced visits pruned back where they were forced.
+        let target_children = if full && settings.forced_playouts > 0.0 && gumbel_pick.is_none() {
+            tree.pruned_root_children(settings.forced_playouts)
+        } else {
+            children.clone()
+        };
         // Resignation is judged at turn starts only, from the mover's view.
         if state.at_turn_start() && settings.resign_threshold > -1.0 {
             let streak = &mut low_streak[mover.index()];
@@ -316,6 +412,20 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
                     });
                 }
             }
+        }
+        if let Some((a, policy)) = gumbel_pick {
+            moves.push(MoveStats {
+                action: a,
+                chance: false,
+                visits: policy,
+                root_value: value,
+                full_search: full,
+                model_version,
+            });
+            tree.advance(a);
+            state.play_unchecked(a);
+            ply += 1;
+            continue;
         }
         let a = match settings.temperature_at(ply) {
             Some(t) => {
@@ -342,7 +452,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
         moves.push(MoveStats {
             action: a,
             chance: false,
-            visits: children.iter().map(|c| (c.action, c.visits)).collect(),
+            visits: target_children.iter().map(|c| (c.action, c.visits)).collect(),
             root_value: value,
             full_search: full,
             model_version,
@@ -454,6 +564,62 @@ mod tests {
     }
 
     #[test]
+    fn gumbel_games_replay_store_the_improved_policy_and_are_deterministic() {
+        let start = BattleNumber::new_game(&Options::default());
+        let s = SelfPlaySettings { root: RootSearch::Gumbel, gumbel_m: 8, ..fast() };
+        s.validate().unwrap();
+        let a = play_game(&start, &s, &Rollout::default(), 9);
+        assert_eq!(a.moves, play_game(&start, &s, &Rollout::default(), 9).moves);
+        let units = u64::from(s.gumbel_units());
+        let mut state = start.clone();
+        let mut searched = 0;
+        for m in &a.moves {
+            if !m.visits.is_empty() {
+                searched += 1;
+                let total: u64 = m.visits.iter().map(|v| u64::from(v.1)).sum();
+                // floor(π · units) over every legal action: at most `units`, and at least
+                // what the floors of a distribution can lose.
+                assert!(total <= units && total + m.visits.len() as u64 >= units, "{total} of {units}");
+                let mut legal = Vec::new();
+                state.legal_actions(&mut legal);
+                assert_eq!(m.visits.len(), legal.len(), "the policy covers every legal action");
+            }
+            state.play(m.action).unwrap();
+        }
+        assert!(searched > 10);
+        if a.resigned.is_none() {
+            assert_eq!(state.outcome(), Some(a.outcome));
+        }
+    }
+
+    #[test]
+    fn forced_playouts_games_replay_and_prune_only_full_search_targets() {
+        let start = BattleNumber::new_game(&Options::default());
+        let s = SelfPlaySettings { forced_playouts: 2.0, full_search_probability: 0.5, ..fast() };
+        s.validate().unwrap();
+        let a = play_game(&start, &s, &Rollout::default(), 9);
+        assert_eq!(a.moves, play_game(&start, &s, &Rollout::default(), 9).moves);
+        let mut state = start.clone();
+        let (mut full, mut pruned) = (0, 0);
+        for m in &a.moves {
+            let total: u32 = m.visits.iter().map(|v| v.1).sum();
+            if m.full_search {
+                full += 1;
+                // A pruned target holds fewer visits than the search made, never more.
+                assert!(total > 0 && total <= s.full_sims, "{total}");
+                // Unpruned, a full search's children hold full_sims - 1 visits (the first
+                // visit expands the root).
+                pruned += u32::from(total + 1 < s.full_sims);
+            }
+            state.play(m.action).unwrap();
+        }
+        assert!(full > 5 && pruned > 0, "{full} full searches, {pruned} pruned");
+        if a.resigned.is_none() {
+            assert_eq!(state.outcome(), Some(a.outcome));
+        }
+    }
+
+    #[test]
     fn games_replay_and_are_deterministic() {
         let start = BattleNumber::new_game(&Options::default());
         let a = play_game(&start, &fast(), &Rollout::default(), 5);
@@ -555,6 +721,8 @@ mod tests {
             SelfPlaySettings { dirichlet_fraction: 1.5, ..fast() },
             SelfPlaySettings { temperature: vec![(10, 0.0)], ..fast() },
             SelfPlaySettings { c_puct: f32::NAN, ..fast() },
+            SelfPlaySettings { forced_playouts: -1.0, ..fast() },
+            SelfPlaySettings { forced_playouts: f32::NAN, ..fast() },
             SelfPlaySettings { teacher: "banqi-ab:nodes=-3".into(), ..fast() },
             SelfPlaySettings { teacher: "mcts:eval=net,model=m.safetensors".into(), ..fast() },
             SelfPlaySettings { teacher_random: 2.0, ..fast() },

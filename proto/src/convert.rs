@@ -5,7 +5,7 @@
 
 use engine::game::Game;
 use engine::gating::{GateRule, GateSettings};
-use engine::selfplay::{SelfPlayGame, SelfPlaySettings};
+use engine::selfplay::{RootSearch, SelfPlayGame, SelfPlaySettings};
 use engine::{LeafEvaluator, LeafSettings};
 
 use crate::v1 as pb;
@@ -57,6 +57,11 @@ pub fn selfplay_to_proto(s: &SelfPlaySettings, leaf: &LeafSettings) -> pb::SelfP
         teacher: s.teacher.clone(),
         teacher_random: s.teacher_random,
         teacher_random_plies: s.teacher_random_plies,
+        root: s.root.name().into(),
+        gumbel_m: s.gumbel_m,
+        gumbel_c_visit: s.gumbel_c_visit,
+        gumbel_c_scale: s.gumbel_c_scale,
+        forced_playouts: s.forced_playouts,
         leaf: Some(leaf_to_proto(leaf)),
     }
 }
@@ -66,6 +71,7 @@ pub fn selfplay_to_proto(s: &SelfPlaySettings, leaf: &LeafSettings) -> pb::SelfP
 /// # Errors
 /// A description of the bad value.
 pub fn selfplay_from_proto(p: &pb::SelfPlaySettings) -> Result<(SelfPlaySettings, LeafSettings), String> {
+    let defaults = SelfPlaySettings::default();
     let s = SelfPlaySettings {
         full_sims: p.full_sims,
         fast_sims: p.fast_sims,
@@ -80,6 +86,12 @@ pub fn selfplay_from_proto(p: &pb::SelfPlaySettings) -> Result<(SelfPlaySettings
         teacher: p.teacher.clone(),
         teacher_random: p.teacher_random,
         teacher_random_plies: p.teacher_random_plies,
+        root: RootSearch::from_name(&p.root).ok_or_else(|| format!("root {:?}: puct or gumbel", p.root))?,
+        // Zero is what an older coordinator, which knows no Gumbel, sends.
+        gumbel_m: if p.gumbel_m == 0 { defaults.gumbel_m } else { p.gumbel_m },
+        gumbel_c_visit: if p.gumbel_c_visit == 0.0 { defaults.gumbel_c_visit } else { p.gumbel_c_visit },
+        gumbel_c_scale: if p.gumbel_c_scale == 0.0 { defaults.gumbel_c_scale } else { p.gumbel_c_scale },
+        forced_playouts: p.forced_playouts,
     };
     s.validate().map_err(|e| e.to_string())?;
     Ok((s, leaf_from_proto(p.leaf.as_ref())?))
@@ -217,6 +229,26 @@ mod tests {
         assert_eq!((ev.sims, ev.baseline_sims, ev.leaf), (g.sims, 6, g.leaf));
         let p = pb::GateSettings { baseline_sims: u64::MAX, ..gate_to_proto(&g) };
         assert!(gate_from_proto(&p).unwrap_err().contains("baseline_sims"));
+
+        // Gumbel settings cross the wire; an older coordinator's message (no root, zeros) is
+        // PUCT with the Gumbel defaults; an unknown root is named.
+        let gumbel =
+            SelfPlaySettings { root: RootSearch::Gumbel, gumbel_m: 8, gumbel_c_scale: 0.2, ..sp.clone() };
+        let forced = SelfPlaySettings { forced_playouts: 2.0, ..sp.clone() };
+        assert_eq!(selfplay_from_proto(&selfplay_to_proto(&forced, &leaf)), Ok((forced, leaf)));
+        let bad = pb::SelfPlaySettings { forced_playouts: f32::NAN, ..selfplay_to_proto(&sp, &leaf) };
+        assert!(selfplay_from_proto(&bad).unwrap_err().contains("forced_playouts"));
+        assert_eq!(selfplay_from_proto(&selfplay_to_proto(&gumbel, &leaf)), Ok((gumbel, leaf)));
+        let older = pb::SelfPlaySettings {
+            root: String::new(),
+            gumbel_m: 0,
+            gumbel_c_visit: 0.0,
+            gumbel_c_scale: 0.0,
+            ..selfplay_to_proto(&sp, &leaf)
+        };
+        assert_eq!(selfplay_from_proto(&older), Ok((sp.clone(), leaf)));
+        let bad = pb::SelfPlaySettings { root: "mcts".into(), ..selfplay_to_proto(&sp, &leaf) };
+        assert!(selfplay_from_proto(&bad).unwrap_err().contains("mcts"));
 
         // A message from before protocol 2 has no leaf settings.
         let old = pb::SelfPlaySettings { leaf: None, ..selfplay_to_proto(&sp, &leaf) };

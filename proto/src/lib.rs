@@ -13,8 +13,11 @@ pub mod convert;
 /// Bumped when a message changes meaning (2: `LeafSettings` replaced the loose evaluator,
 /// `margin_mix` and `leaf_lambda` fields; 3: `baseline_sims` can make an evaluation match's
 /// opponent 0 the game's own user AI, which an older worker would not play; 4: a resigned
-/// game carries `resign_root_value`, without which the coordinator refuses its resignation).
-pub const PROTOCOL: u32 = 4;
+/// game carries `resign_root_value`, without which the coordinator refuses its resignation;
+/// 5: `SelfPlaySettings.root` can ask for Gumbel root search, whose stored visit counts are an
+/// improved policy, which an older worker would ignore and play PUCT, and `forced_playouts`
+/// for pruned PUCT targets).
+pub const PROTOCOL: u32 = 5;
 
 /// Version 1 of the API.
 #[allow(missing_docs, clippy::all)]

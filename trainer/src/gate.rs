@@ -103,7 +103,9 @@ mod tests {
     use engine::battlenumber::BattleNumber;
 
     fn settings(rule: GateRule) -> GateSettings {
-        GateSettings { rule, matches: 16, opening_plies: 4, ..GateSettings::default() }
+        // H1 at +200: 16 straight wins then cross the SPRT's bound (at the default +60 they
+        // would not, and a truncated SPRT refuses).
+        GateSettings { rule, matches: 16, opening_plies: 4, elo1: 200.0, ..GateSettings::default() }
     }
 
     #[test]
@@ -121,9 +123,9 @@ mod tests {
             assert!(!down.promoted, "{rule:?}: {down:?}");
             assert!(down.elo_hi < 0.0, "{down:?}");
         }
-        // SPRT stops early on such a clear difference (with a wide enough H1: at +35 Elo one
-        // win moves the LLR by only ln(0.55/0.5), and 31 straight wins are needed).
-        let s = GateSettings { elo1: 200.0, ..settings(GateRule::Sprt) };
+        // SPRT stops early on such a clear difference (with a wide enough H1: at +60 Elo one
+        // win moves the LLR by only ln(0.586/0.5), and 19 straight wins are needed).
+        let s = settings(GateRule::Sprt);
         let r = gate_agents::<BattleNumber>(&strong_f, &weak_f, &Default::default(), &s, &mut |_, _| {});
         assert!(r.matches < 16, "{r:?}");
     }

@@ -114,6 +114,11 @@ impl PipelineConfig {
             c.train.margin_weight = 1.0;
             c.steps_per_round = 300;
             c.gate.sims = 32;
+            // TriGolden keeps the fixed threshold over 40 matches that tg3 was measured with:
+            // its matches cost seconds each, and the default SPRT would play up to 100 a round
+            // (its effect there is not measured).
+            c.gate.rule = engine::gating::GateRule::Threshold;
+            c.gate.matches = 40;
             // A TriGolden playout costs milliseconds: gating with one per leaf would take
             // longer than the round it gates.
             c.gate.leaf.lambda = 0.0;

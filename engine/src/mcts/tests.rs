@@ -213,3 +213,161 @@ fn search_is_deterministic_given_a_seed() {
     let b = run(Nim { pile: 30, mover: Seat::First }, 500, MctsConfig::default());
     assert_eq!(a.root_children(), b.root_children());
 }
+
+/// Nim's exact value (the mover wins when the pile is not a multiple of 3), with priors that
+/// favour the wrong take 9 to 1, so only the search can find the right one.
+struct NimOracle;
+
+impl Evaluator<Nim> for NimOracle {
+    fn evaluate(&self, leaves: &mut [Leaf<Nim>], _rng: &mut Rng) {
+        for leaf in leaves {
+            let mover_wins = leaf.state.pile % 3 != 0;
+            leaf.value = if mover_wins == (leaf.state.mover == Seat::First) { 0.9 } else { -0.9 };
+            let right = leaf.state.pile % 3;
+            leaf.priors = leaf.actions.iter().map(|&a| if a == right { 0.1 } else { 0.9 }).collect();
+        }
+    }
+    fn name(&self) -> String {
+        "nim-oracle".into()
+    }
+}
+
+#[test]
+fn gumbel_improves_on_misleading_priors_with_few_simulations() {
+    // From 7 the winning move takes 1, which the priors rate at 0.1: the improved policy
+    // must carry it after 4 simulations, with or without the Gumbel draws.
+    for (noise, seed) in [(false, 1), (true, 1), (true, 2), (true, 3)] {
+        let mut t = Mcts::new(Nim { pile: 7, mover: Seat::First }, MctsConfig::default());
+        let mut rng = crate::rng_from_seed(seed);
+        let r = t.gumbel_search(&NimOracle, 4, &GumbelConfig::default(), noise, &mut rng);
+        assert_eq!(r.sims, 4);
+        assert_eq!(t.root_visits(), 4);
+        let sum: f32 = r.policy.iter().map(|(_, p)| p).sum();
+        assert!((sum - 1.0).abs() < 1e-4, "policy sums to {sum}");
+        let p1 = r.policy.iter().find(|(a, _)| *a == 1).unwrap().1;
+        assert!(p1 > 0.9, "noise {noise}: improved policy {:?}", r.policy);
+        assert_eq!(r.action, 1, "noise {noise}, seed {seed}");
+    }
+}
+
+#[test]
+fn gumbel_halving_spends_the_budget_on_the_better_half() {
+    // Sequential halving: with 8 candidates and 64 simulations the survivors of the first
+    // round get more visits than the others, and every considered action is visited.
+    let mut t = Mcts::new(Wide { width: 8, good: 5 }, MctsConfig::default());
+    let mut rng = crate::rng_from_seed(11);
+    let cfg = GumbelConfig { m: 8, ..GumbelConfig::default() };
+    let r = t.gumbel_search(&Uniform, 64, &cfg, true, &mut rng);
+    assert_eq!(r.action, 5);
+    let kids = t.root_children();
+    assert!(kids.iter().all(|c| c.visits >= 1), "{kids:?}");
+    let good = kids.iter().find(|c| c.action == 5).unwrap().visits;
+    assert!(good >= 16, "the winner got {good} of 64: {kids:?}");
+    // Considering fewer actions than there are: only m of them are visited.
+    let mut t = Mcts::new(Wide { width: 8, good: 5 }, MctsConfig::default());
+    let r = t.gumbel_search(&Uniform, 8, &GumbelConfig { m: 4, ..cfg }, true, &mut rng);
+    assert_eq!(t.root_children().iter().filter(|c| c.visits > 0).count(), 4);
+    assert_eq!(r.sims, 8);
+}
+
+#[test]
+fn gumbel_search_is_deterministic_given_a_seed_and_batches_alike() {
+    let go = |batch: usize| {
+        let cfg = MctsConfig { batch_size: batch, ..MctsConfig::default() };
+        let mut t = Mcts::new(Nim { pile: 11, mover: Seat::First }, cfg);
+        let mut rng = crate::rng_from_seed(5);
+        t.gumbel_search(&Rollout::default(), 48, &GumbelConfig::default(), true, &mut rng)
+    };
+    assert_eq!(go(1), go(1));
+    let batched = go(8);
+    assert_eq!(batched.sims, 48);
+    // From 11 the winning take is 2 (leaving 9).
+    assert_eq!(batched.action, 2);
+}
+
+#[test]
+fn forced_playouts_visit_every_root_child_and_pruning_takes_the_visits_back() {
+    // Wide: one winning move among 8, every other loses at once. Plain PUCT soon stops
+    // trying the losers; with k = 2 each child gets at least about √(2 · P · N) visits.
+    let n = 400u32;
+    let plain = run(Wide { width: 8, good: 5 }, u64::from(n), MctsConfig::default());
+    let forced = run(
+        Wide { width: 8, good: 5 },
+        u64::from(n),
+        MctsConfig { forced_playouts: 2.0, ..MctsConfig::default() },
+    );
+    let floor = |c: &ChildStats<u8>| (2.0 * c.prior * n as f32).sqrt().floor() as u32;
+    let losers = |t: &Mcts<Wide>| t.root_children().into_iter().filter(|c| c.action != 5).collect::<Vec<_>>();
+    assert!(losers(&forced).iter().all(|c| c.visits + 1 >= floor(c)), "{:?}", forced.root_children());
+    let (f, p): (u32, u32) =
+        (losers(&forced).iter().map(|c| c.visits).sum(), losers(&plain).iter().map(|c| c.visits).sum());
+    assert!(f > p, "forced playouts gave the losers {f} visits, plain PUCT {p}");
+    assert_eq!(forced.best_action(), Some(5));
+    // The policy target: the forced visits to losing moves are pruned away, the best keeps
+    // all of its own, and nothing grows.
+    let pruned = forced.pruned_root_children(2.0);
+    let raw = forced.root_children();
+    for (a, b) in pruned.iter().zip(&raw) {
+        assert!(a.visits <= b.visits, "{a:?} > {b:?}");
+        if b.action == 5 {
+            assert_eq!(a.visits, b.visits);
+        } else {
+            assert_eq!(a.visits, 0, "a loser keeps {a:?}");
+        }
+    }
+    // k = 0 is no pruning; a child that PUCT would choose anyway keeps its visits.
+    assert_eq!(forced.pruned_root_children(0.0), raw);
+    let even =
+        run(Wide { width: 2, good: 9 }, 64, MctsConfig { forced_playouts: 2.0, ..MctsConfig::default() });
+    let kept: u32 = even.pruned_root_children(2.0).iter().map(|c| c.visits).sum();
+    assert!(kept + 2 >= even.root_visits(), "two equal moves: {:?}", even.pruned_root_children(2.0));
+}
+
+/// One move among `width`; action `good` wins, every other loses.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Wide {
+    width: u8,
+    good: u8,
+}
+
+impl Game for Wide {
+    type Action = u8;
+    type Options = ();
+    const NAME: &'static str = "wide";
+    const STATE_VERSION: u8 = 1;
+    fn new_game(_: &()) -> Self {
+        Wide { width: 8, good: 0 }
+    }
+    fn options(&self) -> &() {
+        &()
+    }
+    fn to_move(&self) -> Actor {
+        Actor::Player(Seat::First)
+    }
+    fn outcome(&self) -> Option<Outcome> {
+        match self.width {
+            100 => Some(Outcome::decisive(Seat::First, [1, 0])),
+            101 => Some(Outcome::decisive(Seat::Second, [0, 1])),
+            _ => None,
+        }
+    }
+    fn at_turn_start(&self) -> bool {
+        true
+    }
+    fn legal_actions(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend(0..self.width);
+    }
+    fn play_unchecked(&mut self, a: u8) {
+        self.width = if a == self.good { 100 } else { 101 };
+    }
+    fn parse_action(&self, t: &str) -> Result<u8, ActionParseError> {
+        t.parse().map_err(|_| ActionParseError { text: t.into(), reason: "a number".into() })
+    }
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend([self.width, self.good]);
+    }
+    fn decode(_: &[u8]) -> Result<Self, DecodeError> {
+        Err(DecodeError::Invalid("not needed".into()))
+    }
+}

@@ -851,7 +851,10 @@ mod tests {
 
     #[test]
     fn a_network_at_the_leaves_replaces_the_evaluation() {
-        let settings = AbSettings { depth: 3, tablebase: 0, ..AbSettings::default() };
+        // Depth 3 decides, not the clock: with neither time nor nodes the default is 300 ms,
+        // which a loaded machine could spend before depth 3 in one search and not the other.
+        let settings =
+            AbSettings { depth: 3, nodes: Some(u64::MAX / 2), tablebase: 0, ..AbSettings::default() };
         let net: Arc<dyn Evaluator<Banqi>> = Arc::new(HandAsNet(Weights::default()));
         for g in midgames(23, 5) {
             let plain = Searcher::new(settings.clone()).search(&g, |_, _| {});
