@@ -386,13 +386,6 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
             }
         }
         let value = tree.root_value();
-        let children = tree.root_children();
-        // The policy target: forced visits pruned back where they were forced.
-        let target_children = if full && settings.forced_playouts > 0.0 && gumbel_pick.is_none() {
-            tree.pruned_root_children(settings.forced_playouts)
-        } else {
-            children.clone()
-        };
         // Resignation is judged at turn starts only, from the mover's view.
         if state.at_turn_start() && settings.resign_threshold > -1.0 {
             let streak = &mut low_streak[mover.index()];
@@ -413,46 +406,27 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
                 }
             }
         }
-        if let Some((a, policy)) = gumbel_pick {
-            moves.push(MoveStats {
-                action: a,
-                chance: false,
-                visits: policy,
-                root_value: value,
-                full_search: full,
-                model_version,
-            });
-            tree.advance(a);
-            state.play_unchecked(a);
-            ply += 1;
-            continue;
-        }
-        let a = match settings.temperature_at(ply) {
-            Some(t) => {
-                let weights: Vec<f64> =
-                    children.iter().map(|c| (c.visits as f64).powf(1.0 / t as f64)).collect();
-                let total: f64 = weights.iter().sum();
-                if total > 0.0 {
-                    let mut x = rng.random::<f64>() * total;
-                    let mut pick = children[children.len() - 1].action;
-                    for (c, w) in children.iter().zip(&weights) {
-                        if x < *w {
-                            pick = c.action;
-                            break;
-                        }
-                        x -= w;
-                    }
-                    pick
+        let (a, visits) = match gumbel_pick {
+            Some(pick) => pick,
+            None => {
+                let children = tree.root_children();
+                let a = settings
+                    .temperature_at(ply)
+                    .and_then(|t| sample_by_visits(&children, t, &mut rng))
+                    .unwrap_or_else(|| tree.best_action().expect("searched root has children"));
+                // The policy target: forced visits pruned back where they were forced.
+                let target = if full && settings.forced_playouts > 0.0 {
+                    tree.pruned_root_children(settings.forced_playouts)
                 } else {
-                    tree.best_action().expect("searched root has children")
-                }
+                    children
+                };
+                (a, target.iter().map(|c| (c.action, c.visits)).collect())
             }
-            None => tree.best_action().expect("searched root has children"),
         };
         moves.push(MoveStats {
             action: a,
             chance: false,
-            visits: target_children.iter().map(|c| (c.action, c.visits)).collect(),
+            visits,
             root_value: value,
             full_search: full,
             model_version,
@@ -469,6 +443,27 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
         would_have_resigned,
         resign_value: 0.0,
     })
+}
+
+/// A root action drawn with probability ∝ visits^(1/t); `None` when no child was visited.
+fn sample_by_visits<A: Copy>(
+    children: &[crate::mcts::ChildStats<A>],
+    t: f32,
+    rng: &mut crate::Rng,
+) -> Option<A> {
+    let weights: Vec<f64> = children.iter().map(|c| (c.visits as f64).powf(1.0 / t as f64)).collect();
+    let total: f64 = weights.iter().sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let mut x = rng.random::<f64>() * total;
+    for (c, w) in children.iter().zip(&weights) {
+        if x < *w {
+            return Some(c.action);
+        }
+        x -= w;
+    }
+    children.last().map(|c| c.action)
 }
 
 /// Plays one game from `start` with `teacher` on both seats (a fresh agent per seat, so a
