@@ -456,6 +456,13 @@ pub struct CoordinatorArgs {
     /// Object storage (`--storage-url` and friends).
     #[command(flatten)]
     pub storage: StorageArgs,
+    /// Rebuild the run directory's index from its files, then exit (the coordinator must not
+    /// be running on it): every listed Parquet file is read whole and a damaged one moved to
+    /// quarantine/, every complete unlisted one adopted, every move digest rebuilt, lost model
+    /// entries listed again from models/. A database that does not open is moved to
+    /// quarantine/ and a new one built. No game file is ever deleted.
+    #[arg(long)]
+    pub rebuild_index: bool,
 }
 
 /// `zeroplay serve`.

@@ -44,12 +44,46 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<()> {
         }
     }
     cfg.validate()?;
+    if args.rebuild_index {
+        return rebuild_index(&cfg.data_dir);
+    }
     runtime()?.block_on(async {
         let listener =
             TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
         zeroplay_coordinator::run(cfg, listener, signal()).await?;
         Ok(())
     })
+}
+
+/// `zeroplay coordinator --rebuild-index`: rebuilds, then prints what it found.
+fn rebuild_index(data_dir: &std::path::Path) -> Result<()> {
+    anyhow::ensure!(
+        data_dir.join("games").is_dir() || data_dir.join("coordinator.redb").exists(),
+        "{} is not a coordinator run directory (no games/ and no coordinator.redb)",
+        data_dir.display()
+    );
+    let r = zeroplay_coordinator::rebuild_index(data_dir)
+        .with_context(|| format!("rebuilding the index of {}", data_dir.display()))?;
+    let store = zeroplay_coordinator::store::Store::open(data_dir)?;
+    let c = store.counters()?;
+    println!(
+        "index of {}: {} games ({} positions) in {} Parquet files, {} staged; {} files adopted, {} quarantined, \
+         {} listed files missing, {} move digests, {} models listed again",
+        data_dir.display(),
+        c.games_stored,
+        c.positions_stored,
+        store.files()?.len(),
+        store.staged_count()?,
+        r.adopted.len(),
+        r.quarantined.len(),
+        r.missing.len(),
+        r.digests_rebuilt,
+        r.models_recovered.len()
+    );
+    for (name, reason) in &r.quarantined {
+        println!("  quarantine/{name}: {reason}");
+    }
+    Ok(())
 }
 
 /// Runs the play server until a signal.

@@ -25,6 +25,8 @@ pub struct CoordinatorConfig {
     pub auth: AuthConfig,
     /// Lease timing.
     pub leases: LeaseConfig,
+    /// Bounds on worker registrations.
+    pub workers: WorkersConfig,
     /// Limits on submissions.
     pub limits: LimitsConfig,
     /// Parquet file rotation.
@@ -103,11 +105,42 @@ pub struct LeaseConfig {
     /// Stop drawing new positions after this many (leases handed back are still handed out
     /// again until finished); none: unlimited. Counted over the run directory's life.
     pub max_leases: Option<u64>,
+    /// Most self-play leases one worker registration holds at once; a request beyond it gets
+    /// fewer (or none). Bounds what a token holder who leases without playing can take.
+    pub max_per_worker: u32,
 }
 
 impl Default for LeaseConfig {
     fn default() -> Self {
-        LeaseConfig { ttl_ms: 30_000, heartbeat_interval_ms: 5_000, max_per_request: 64, max_leases: None }
+        LeaseConfig {
+            ttl_ms: 30_000,
+            heartbeat_interval_ms: 5_000,
+            max_per_request: 64,
+            max_leases: None,
+            max_per_worker: 256,
+        }
+    }
+}
+
+/// Bounds on worker registrations: every `Register` call makes one, so without them a holder
+/// of the worker token could grow the coordinator's memory without end.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkersConfig {
+    /// Most registrations from one IP address at once. At the cap, the address's registration
+    /// silent the longest (for over three heartbeat intervals: a worker that died and came
+    /// back) makes way; if none is, the call is refused (RESOURCE_EXHAUSTED).
+    pub max_per_address: u32,
+    /// Most registrations in all, with the same rule.
+    pub max_registrations: u32,
+    /// A registration that makes no call for this many milliseconds is forgotten (its worker
+    /// registers again when it comes back). At least `leases.ttl_ms`.
+    pub forget_after_ms: u64,
+}
+
+impl Default for WorkersConfig {
+    fn default() -> Self {
+        WorkersConfig { max_per_address: 64, max_registrations: 4096, forget_after_ms: 300_000 }
     }
 }
 
@@ -264,6 +297,7 @@ impl Default for CoordinatorConfig {
             seed: 1,
             auth: AuthConfig::default(),
             leases: LeaseConfig::default(),
+            workers: WorkersConfig::default(),
             limits: LimitsConfig::default(),
             parquet: ParquetConfig::default(),
             tls: None,
@@ -321,6 +355,19 @@ impl CoordinatorConfig {
         }
         if self.leases.max_per_request == 0 || self.leases.max_per_request > 4096 {
             return bad("leases.max_per_request must be in 1..=4096".into());
+        }
+        if self.leases.max_per_worker == 0 {
+            return bad("leases.max_per_worker must be at least 1".into());
+        }
+        let w = &self.workers;
+        if w.max_per_address == 0 || w.max_registrations < w.max_per_address {
+            return bad("workers: need 1 <= max_per_address <= max_registrations".into());
+        }
+        if w.forget_after_ms < self.leases.ttl_ms {
+            return bad(format!(
+                "workers.forget_after_ms ({}) must be at least leases.ttl_ms ({}): a worker holding leases is not forgotten",
+                w.forget_after_ms, self.leases.ttl_ms
+            ));
         }
         if self.limits.max_message_bytes < 1024
             || self.limits.max_message_bytes > MAX_MESSAGE_BYTES_LIMIT

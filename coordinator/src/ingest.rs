@@ -37,6 +37,12 @@ pub struct Stats {
     pub repeated_moves: AtomicU64,
     /// Submissions refused as too large.
     pub rejected_oversized: AtomicU64,
+    /// Parquet files moved to `quarantine/` at start (damaged, or a second copy).
+    pub quarantined_files: AtomicU64,
+    /// Parquet files the manifest did not list, adopted at start.
+    pub adopted_files: AtomicU64,
+    /// Registrations refused (too many from one address, or in all).
+    pub registrations_refused: AtomicU64,
 }
 
 /// One game to stage, with the channel to acknowledge it on.
@@ -137,7 +143,14 @@ pub fn compact_once(store: &Store, stats: &Stats, max_positions: u64) -> Result<
         return Ok(0);
     }
     let (first, last) = (seqs[0], *seqs.last().expect("non-empty"));
-    let name = format!("games-{first:012}-{last:012}.parquet");
+    let mut name = format!("games-{first:012}-{last:012}.parquet");
+    // Never over a file already there (recovery keeps sequence numbers past adopted files',
+    // so this is a second guard, not a path taken).
+    let mut n = 1;
+    while store.games_dir().join(&name).exists() {
+        name = format!("games-{first:012}-{last:012}-r{n}.parquet");
+        n += 1;
+    }
     let bytes = write_file(store.games_dir(), &name, &rows, engine::ENGINE_VERSION)
         .map_err(|e| StoreError::Io(std::io::Error::other(e.to_string())))?;
     let entry = Store::entry(name.clone(), rows.len() as u64, seqs.len() as u64, bytes, first, last);

@@ -18,6 +18,11 @@ use crate::store::LeaseRow;
 
 const FORK_RESERVOIR: usize = 4096;
 
+/// Old lease ids remembered for positions handed out again (a game played under one still
+/// counts): the newest this many, so a worker that leases without playing cannot grow the
+/// table without end.
+const RENAMED_KEPT: usize = 65_536;
+
 /// A positions file that cannot be used.
 #[derive(Debug, thiserror::Error)]
 #[error("positions file {path}: {}{reason}", if *line == 0 { String::new() } else { format!("line {line}: ") })]
@@ -207,6 +212,12 @@ pub struct Leases {
     renamed: HashMap<u64, u64>,
     /// Lease id → the worker it was handed to (since start, until finished).
     granted_to: HashMap<u64, String>,
+    /// The old ids in `renamed`, oldest first (at most [`RENAMED_KEPT`]).
+    renamed_order: VecDeque<u64>,
+    /// Active leases per worker.
+    held: HashMap<String, usize>,
+    /// Most active leases one worker holds.
+    max_per_worker: usize,
     next_id: u64,
     ttl: Duration,
     /// Leases that expired.
@@ -244,12 +255,42 @@ impl Leases {
             requeue: stored.into_iter().collect(),
             renamed: HashMap::new(),
             granted_to: HashMap::new(),
+            renamed_order: VecDeque::new(),
+            held: HashMap::new(),
+            max_per_worker: usize::MAX,
             next_id: next_id.max(max_id + 1).max(1),
             ttl,
             expired: 0,
             drawn,
             max_drawn,
         }
+    }
+
+    /// This table with at most `n` active leases per worker.
+    pub fn with_max_per_worker(mut self, n: usize) -> Leases {
+        self.max_per_worker = n.max(1);
+        self
+    }
+
+    /// Active leases `worker` holds.
+    pub fn held_by(&self, worker: &str) -> usize {
+        self.held.get(worker).copied().unwrap_or(0)
+    }
+
+    /// Old lease ids remembered for positions handed out again.
+    pub fn remembered(&self) -> usize {
+        self.renamed.len() + self.granted_to.len()
+    }
+
+    fn take_active(&mut self, id: u64) -> Option<Active> {
+        let a = self.active.remove(&id)?;
+        if let Some(n) = self.held.get_mut(&a.worker) {
+            *n -= 1;
+            if *n == 0 {
+                self.held.remove(&a.worker);
+            }
+        }
+        Some(a)
     }
 
     /// Positions waiting to be handed out again.
@@ -262,16 +303,25 @@ impl Leases {
         self.active.len()
     }
 
-    /// Grants up to `n` leases to `worker`: requeued positions first, then new ones.
+    /// Grants up to `n` leases to `worker` (fewer where it would hold more than its cap):
+    /// requeued positions first, then new ones.
     pub fn grant(&mut self, worker: &str, n: usize, sources: &mut Sources, now: Instant) -> Grant {
         let mut granted = Vec::new();
         let mut replaced = Vec::new();
+        let n = n.min(self.max_per_worker.saturating_sub(self.held_by(worker)));
         for _ in 0..n {
             let id = self.next_id;
             let row = match self.requeue.pop_front() {
                 Some((old, row)) => {
                     replaced.push(old);
                     self.renamed.insert(old, id);
+                    self.renamed_order.push_back(old);
+                    if self.renamed_order.len() > RENAMED_KEPT
+                        && let Some(gone) = self.renamed_order.pop_front()
+                    {
+                        self.renamed.remove(&gone);
+                        self.granted_to.remove(&gone);
+                    }
                     row
                 }
                 None if self.max_drawn.is_some_and(|m| self.drawn >= m) => break,
@@ -282,6 +332,7 @@ impl Leases {
             };
             self.next_id += 1;
             self.granted_to.insert(id, worker.to_string());
+            *self.held.entry(worker.to_string()).or_default() += 1;
             self.active
                 .insert(id, Active { row: row.clone(), worker: worker.to_string(), expires: now + self.ttl });
             granted.push((id, row));
@@ -306,7 +357,7 @@ impl Leases {
         let mut n = 0;
         for id in ids {
             if self.active.get(id).is_some_and(|a| a.worker == worker) {
-                let a = self.active.remove(id).expect("checked");
+                let a = self.take_active(*id).expect("checked");
                 self.requeue.push_back((*id, a.row));
                 n += 1;
             }
@@ -344,22 +395,25 @@ impl Leases {
 
     /// Marks the position of lease `id` finished: `id` and every id it was handed out again
     /// under since (a game stored under an old id finishes the position's current lease,
-    /// even one handed out again while the game was being checked).
-    pub fn finish_position(&mut self, id: u64) {
+    /// even one handed out again while the game was being checked). Returns those ids,
+    /// `id` first.
+    pub fn finish_position(&mut self, id: u64) -> Vec<u64> {
         let mut id = id;
+        let mut out = Vec::new();
         loop {
             let next = self.renamed.get(&id).copied();
             self.finish(id);
+            out.push(id);
             match next {
-                Some(n) => id = n,
-                None => return,
+                Some(n) if !out.contains(&n) => id = n,
+                _ => return out,
             }
         }
     }
 
     /// Marks a lease finished (its game is stored).
     pub fn finish(&mut self, id: u64) {
-        self.active.remove(&id);
+        self.take_active(id);
         self.granted_to.remove(&id);
         self.requeue.retain(|(old, _)| *old != id);
         if !self.renamed.is_empty() {
@@ -373,7 +427,7 @@ impl Leases {
         let expired: Vec<u64> =
             self.active.iter().filter(|(_, a)| a.expires <= now).map(|(id, _)| *id).collect();
         for id in &expired {
-            let a = self.active.remove(id).expect("listed");
+            let a = self.take_active(*id).expect("listed");
             self.requeue.push_back((*id, a.row));
         }
         self.expired += expired.len() as u64;
@@ -447,6 +501,31 @@ mod tests {
         assert_eq!(leases.queued(), 1);
         assert_eq!(leases.grant("w", 5, &mut sources, t0).granted.len(), 1);
         assert_eq!(leases.queued(), 0);
+    }
+
+    #[test]
+    fn a_worker_holds_at_most_its_cap_and_gets_more_as_it_finishes() {
+        let mut sources = Sources::new(&CoordinatorConfig::default()).unwrap();
+        let mut leases = Leases::new(Duration::from_millis(100), vec![], 1, 0, None).with_max_per_worker(3);
+        let t0 = Instant::now();
+        let g = leases.grant("w", 5, &mut sources, t0);
+        assert_eq!(g.granted.len(), 3);
+        assert!(leases.grant("w", 5, &mut sources, t0).granted.is_empty());
+        assert_eq!(leases.grant("v", 5, &mut sources, t0).granted.len(), 3, "another worker has its own cap");
+        leases.finish_position(g.granted[0].0);
+        leases.release("w", &[g.granted[1].0]);
+        assert_eq!(leases.held_by("w"), 1);
+        assert_eq!(leases.grant("w", 5, &mut sources, t0).granted.len(), 2);
+        assert_eq!(leases.sweep(t0 + Duration::from_millis(200)), 6);
+        assert_eq!((leases.held_by("w"), leases.held_by("v"), leases.active()), (0, 0, 0));
+        // Positions handed out again over and over remember a bounded number of old ids.
+        for round in 0..(RENAMED_KEPT / 3 + 10) as u64 {
+            let t = t0 + Duration::from_millis(300 * round);
+            leases.grant("w", 3, &mut sources, t);
+            leases.sweep(t + Duration::from_millis(200));
+        }
+        assert!(leases.remembered() <= 2 * RENAMED_KEPT + 16, "{}", leases.remembered());
+        assert_eq!(leases.drawn, 7, "expired positions were handed out again, not new ones drawn");
     }
 
     #[test]

@@ -15,11 +15,13 @@ pub mod gating;
 pub mod ingest;
 pub mod leases;
 pub mod metrics;
+pub mod recover;
 pub mod rows;
 pub mod service;
 pub mod store;
 mod trust;
 pub mod upload;
+mod workers;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -66,6 +68,32 @@ pub enum RunError {
     /// The metrics listener could not be bound.
     #[error("{0}")]
     Metrics(String),
+}
+
+/// Rebuilds the index of the run directory `data_dir` from its files
+/// (`zeroplay coordinator --rebuild-index`), with no coordinator running on it: every listed
+/// Parquet file is read whole (a damaged one goes to `quarantine/`), every unlisted complete one
+/// adopted, every move digest rebuilt, lost model entries listed again. A database that does
+/// not open as one (not merely locked by a running coordinator) is moved to `quarantine/`
+/// first and a new one built; its staged games, if any, are in the moved file.
+///
+/// # Errors
+/// [`RunError::Store`] if the database is in use or the directory fails.
+pub fn rebuild_index(data_dir: &std::path::Path) -> Result<recover::Recovery, RunError> {
+    let store = match Store::open(data_dir) {
+        Ok(s) => s,
+        Err(store::StoreError::Db(e)) if !e.contains("already open") => {
+            let db = data_dir.join("coordinator.redb");
+            let qdir = data_dir.join("quarantine");
+            std::fs::create_dir_all(&qdir).map_err(store::StoreError::Io)?;
+            let moved = qdir.join(format!("coordinator.redb.{}", store::now_ms()));
+            std::fs::rename(&db, &moved).map_err(store::StoreError::Io)?;
+            warn!(error = %e, moved_to = %moved.display(), "the database does not open; moved aside, building a new one");
+            Store::open(data_dir)?
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(recover::recover(&store, true)?)
 }
 
 /// Runs the coordinator on `listener` until `shutdown` completes, then stops accepting calls,
@@ -136,16 +164,17 @@ pub async fn run_with_metrics(
         format!("# The coordinator's resolved configuration (tokens redacted).\n{resolved}"),
     )
     .map_err(store::StoreError::Io)?;
-    let removed = store.recover_files()?;
-    if !removed.is_empty() {
-        warn!(files = ?removed, "removed partial files left by an earlier crash; their games are still staged");
-    }
+    // The files are the data set and the database their index: recovery adopts files the
+    // index does not list and quarantines damaged ones; it never deletes a game.
+    let recovered = recover::recover(&store, false)?;
     let counters = store.counters()?;
     let stats = Arc::new(Stats::default());
     stats.games_stored.store(counters.games_stored, Ordering::Relaxed);
     stats.positions_stored.store(counters.positions_stored, Ordering::Relaxed);
     stats.positions_in_parquet.store(counters.positions_in_parquet, Ordering::Relaxed);
     stats.parquet_files.store(store.files()?.len() as u64, Ordering::Relaxed);
+    stats.quarantined_files.store(recovered.quarantined.len() as u64, Ordering::Relaxed);
+    stats.adopted_files.store(recovered.adopted.len() as u64, Ordering::Relaxed);
     let staged = store.staged_count()?;
     let leases = Leases::new(
         Duration::from_millis(cfg.leases.ttl_ms),
@@ -153,13 +182,19 @@ pub async fn run_with_metrics(
         store.meta("next_lease_id")?,
         store.meta("leases_drawn")?,
         cfg.leases.max_leases,
-    );
+    )
+    .with_max_per_worker(cfg.leases.max_per_worker as usize);
     let seen = Mutex::new(store.game_ids()?);
+    let digests = trust::Digests::from_set(store.digests()?);
     info!(
         dir = %cfg.data_dir.display(),
         games = counters.games_stored,
         staged,
         files = stats.parquet_files.load(Ordering::Relaxed),
+        adopted = recovered.adopted.len(),
+        quarantined = recovered.quarantined.len(),
+        rebuilt = recovered.rebuilt,
+        move_digests = digests.len(),
         "coordinator state recovered"
     );
 
@@ -207,7 +242,10 @@ pub async fn run_with_metrics(
         stats,
         ingest: tx,
         seen,
-        workers: Mutex::new(Default::default()),
+        workers: Mutex::new(workers::Registrations::new(
+            cfg.workers.clone(),
+            Duration::from_millis(cfg.leases.heartbeat_interval_ms),
+        )),
         started: Instant::now(),
         models: Mutex::new(Some(broadcast::channel(16).0)),
         gating: Mutex::new(gating),
@@ -216,7 +254,7 @@ pub async fn run_with_metrics(
         model_ceiling: std::sync::atomic::AtomicU64::new(
             store.models().map_err(RunError::from)?.last().map_or(0, |m| m.version),
         ),
-        digests: Mutex::default(),
+        digests: Mutex::new(digests),
         uploads: tokio::sync::Semaphore::new(cfg.limits.max_concurrent_uploads),
         cfg: cfg.clone(),
     });
@@ -242,6 +280,10 @@ pub async fn run_with_metrics(
                 tick.tick().await;
                 let n = shared.leases.lock().expect("not poisoned").sweep(Instant::now())
                     + shared.gating.lock().expect("not poisoned").sweep(Instant::now());
+                let forgotten = shared.workers.lock().expect("not poisoned").forget_silent(Instant::now());
+                if forgotten > 0 {
+                    info!(forgotten, "silent worker registrations forgotten");
+                }
                 if n > 0 {
                     info!(expired = n, "leases expired; their positions will be handed out again");
                 }

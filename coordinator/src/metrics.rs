@@ -77,6 +77,27 @@ pub fn registry(
             "Games whose moves from their start repeat a stored game's (see limits.repeated_games)",
             st(|s| s.repeated_moves.load(Ordering::Relaxed)),
         )
+        .gauge(
+            "quarantined_files",
+            "Parquet files moved to quarantine/ at this start (damaged, or a second copy of stored games); see the log",
+            {
+                let stats = stats.clone();
+                move || stats.quarantined_files.load(Ordering::Relaxed) as f64
+            },
+        )
+        .gauge(
+            "adopted_files",
+            "Parquet files the database did not list, adopted (indexed) at this start",
+            {
+                let stats = stats.clone();
+                move || stats.adopted_files.load(Ordering::Relaxed) as f64
+            },
+        )
+        .counter(
+            "registrations_refused",
+            "Register calls refused: too many registrations from one address or in all",
+            st(|s| s.registrations_refused.load(Ordering::Relaxed)),
+        )
         .counter(
             "games_rejected_oversized",
             "Submissions refused as too large",
@@ -118,11 +139,16 @@ pub fn registry(
             sh_count(|s| s.leases.lock().expect("not poisoned").expired),
         )
         .gauge(
+            "workers_registered",
+            "Worker registrations held (bounded by workers.max_registrations; silent ones are forgotten)",
+            sh(|s| s.workers.lock().expect("not poisoned").len() as f64),
+        )
+        .gauge(
             "workers_alive",
             "Workers heard from within the lease time-to-live",
             sh(|s| {
                 let ttl = std::time::Duration::from_millis(s.cfg.leases.ttl_ms);
-                s.workers.lock().expect("not poisoned").values().filter(|t| t.elapsed() < ttl).count() as f64
+                s.workers.lock().expect("not poisoned").alive(ttl) as f64
             }),
         )
         .gauge(

@@ -2,7 +2,7 @@
 //! [`AuthInterceptor`] (`auth.rs`); domain errors map to gRPC status codes in one place
 //! ([`CoordError`], `error.rs`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -54,7 +54,7 @@ pub struct Shared {
     pub(crate) ingest: mpsc::Sender<StageRequest>,
     /// Stored game ids and those being stored now.
     pub(crate) seen: Mutex<HashSet<String>>,
-    pub(crate) workers: Mutex<HashMap<String, Instant>>,
+    pub(crate) workers: Mutex<crate::workers::Registrations>,
     pub(crate) started: Instant,
     /// Model announcements; taken (closing every watch stream) when shutdown begins.
     pub(crate) models: Mutex<Option<broadcast::Sender<ModelEntry>>>,
@@ -87,13 +87,25 @@ impl CoordinatorService {
     }
 
     fn touch(&self, worker: &str) -> Result<(), CoordError> {
-        let mut w = self.shared.workers.lock().expect("not poisoned");
-        match w.get_mut(worker) {
-            Some(t) => {
-                *t = Instant::now();
-                Ok(())
-            }
-            None => Err(CoordError::NotFound(format!("unknown worker id {worker:?}: register first"))),
+        if self.shared.workers.lock().expect("not poisoned").touch(worker, Instant::now()) {
+            Ok(())
+        } else {
+            Err(CoordError::NotFound(format!("unknown worker id {worker:?}: register first")))
+        }
+    }
+
+    /// Removes the database rows of leases whose position is finished (the in-memory table
+    /// already forgot them). A failure costs only work: after a restart the stored digest
+    /// refuses the replayed game.
+    async fn drop_lease_rows(&self, ids: Vec<u64>) {
+        if ids.is_empty() {
+            return;
+        }
+        let store = self.shared.store.clone();
+        match tokio::task::spawn_blocking(move || store.drop_leases(&ids)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => warn!(error = %e, "could not drop a finished position's lease rows"),
+            Err(e) => warn!(error = %e, "could not drop a finished position's lease rows"),
         }
     }
 
@@ -153,14 +165,15 @@ impl CoordinatorService {
         }
         trust::check_versions(&game, s.model_ceiling.load(Ordering::Relaxed)).map_err(invalid)?;
         // The same moves under a new id are the same game, stored once.
-        let digest = trust::moves_digest(&game);
+        let digest = trust::rows_digest(&game.game_kind, &game.start_state, &rows);
         if !s.digests.lock().expect("not poisoned").insert(digest) {
             s.stats.repeated_moves.fetch_add(1, Ordering::Relaxed);
             if s.cfg.limits.repeated_games == RepeatedGames::Refuse {
                 // The position's game is stored (deterministic self-play repeats a game when
                 // a lease is handed out again): its lease is done, or it would be played
                 // over and over.
-                s.leases.lock().expect("not poisoned").finish_position(req.lease_id);
+                let finished = s.leases.lock().expect("not poisoned").finish_position(req.lease_id);
+                self.drop_lease_rows(finished).await;
                 s.stats.rejected_duplicate.fetch_add(1, Ordering::Relaxed);
                 warn!(game = %game.game_id, lease = req.lease_id, "a game with the same moves from the same start is stored already");
                 return Err(CoordError::Duplicate("a game with the same moves from the same start".into()));
@@ -178,6 +191,7 @@ impl CoordinatorService {
             record: game.encode_to_vec(),
             positions: rows.len() as u64,
             lease_id,
+            digest,
         };
         let sent = s.ingest.send(StageRequest { game: staged, reply: tx }).await;
         let result = match sent {
@@ -196,8 +210,13 @@ impl CoordinatorService {
                 return Err(CoordError::Unavailable(e));
             }
         }
-        // From the id the game names: the position may have been handed out again meanwhile.
-        s.leases.lock().expect("not poisoned").finish_position(req.lease_id);
+        // From the id the game names: the position may have been handed out again meanwhile,
+        // under an id whose row the staging transaction did not remove. That row goes too, or
+        // a restart would hand the finished position out again (and, self-play being
+        // deterministic, store the same game twice).
+        let finished = s.leases.lock().expect("not poisoned").finish_position(req.lease_id);
+        let stale: Vec<u64> = finished.into_iter().filter(|id| *id != lease_id).collect();
+        self.drop_lease_rows(stale).await;
         if let Some(kind) = GameKind::from_name(&game.game_kind) {
             // Offer a couple of this game's positions for future forks.
             let mut src = s.sources.lock().expect("not poisoned");
@@ -294,6 +313,7 @@ impl Coordinator for CoordinatorService {
         req: Request<pb::RegisterRequest>,
     ) -> Result<Response<pb::RegisterResponse>, Status> {
         require(&req, &[Role::Worker])?;
+        let req_addr = req.remote_addr().map(|a| a.ip());
         let r = req.into_inner();
         if r.protocol != zeroplay_proto::PROTOCOL {
             return Err(CoordError::FailedPrecondition(format!(
@@ -323,7 +343,14 @@ impl Coordinator for CoordinatorService {
             rand::random::<u64>()
         );
         let id = format!("{public}.{:032x}", rand::random::<u128>());
-        self.shared.workers.lock().expect("not poisoned").insert(id.clone(), Instant::now());
+        let addr = req_addr;
+        let registered =
+            self.shared.workers.lock().expect("not poisoned").register(id.clone(), addr, Instant::now());
+        if let Err(why) = registered {
+            self.shared.stats.registrations_refused.fetch_add(1, Ordering::Relaxed);
+            warn!(worker = %public, from = ?addr, "registration refused: {why}");
+            return Err(CoordError::Busy(format!("registration refused: {why}; try again later")).into());
+        }
         info!(worker = %public, slots = r.slots, "worker registered");
         let c = &self.shared.cfg.leases;
         Ok(Response::new(pb::RegisterResponse {
@@ -631,8 +658,7 @@ impl Coordinator for CoordinatorService {
             (l.active() as u64, l.expired, l.queued() as u64, l.drawn)
         };
         let ttl = std::time::Duration::from_millis(s.cfg.leases.ttl_ms);
-        let alive =
-            s.workers.lock().expect("not poisoned").values().filter(|t| t.elapsed() < ttl).count() as u64;
+        let alive = s.workers.lock().expect("not poisoned").alive(ttl) as u64;
         let model_version = s.store.models().map(|m| best_model(&m).map_or(0, |m| m.version)).unwrap_or(0);
         Ok(Response::new(pb::StatusResponse {
             games_stored: st.games_stored.load(Ordering::Relaxed),

@@ -105,21 +105,37 @@ pub(crate) fn check_versions(game: &pb::GameRecord, ceiling: u64) -> Result<(), 
 }
 
 /// A game's moves from its start position, hashed: the same moves under a new id are the
-/// same game.
-pub(crate) fn moves_digest(game: &pb::GameRecord) -> [u8; 32] {
+/// same game. `start`: the start position as the engine encodes it; `moves`: each action as
+/// the engine prints it, and whether chance played it. Computed the same way from a validated
+/// submission ([`rows_digest`]) and from a Parquet file's rows (at recovery), so a restart can
+/// rebuild every digest from the files alone.
+pub(crate) fn moves_digest<'a>(
+    kind: &str,
+    start: &[u8],
+    moves: impl IntoIterator<Item = (&'a str, bool)>,
+) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(game.game_kind.as_bytes());
+    h.update(kind.as_bytes());
     h.update([0]);
-    h.update((game.start_state.len() as u64).to_le_bytes());
-    h.update(&game.start_state);
-    for m in &game.moves {
-        h.update(m.action.as_bytes());
-        h.update([if m.chance { 1 } else { 2 }]);
+    h.update((start.len() as u64).to_le_bytes());
+    h.update(start);
+    for (action, chance) in moves {
+        h.update((action.len() as u64).to_le_bytes());
+        h.update(action.as_bytes());
+        h.update([if chance { 1 } else { 2 }]);
     }
     h.finalize().into()
 }
 
-/// Move sequences stored since start (with those being stored now).
+/// [`moves_digest`] of a validated game's rows (the engine's own encoding and spelling, so
+/// two spellings of one move are one game); `start` for a game without moves.
+pub(crate) fn rows_digest(kind: &str, start: &[u8], rows: &[crate::rows::PositionRow]) -> [u8; 32] {
+    let start = rows.first().map_or(start, |r| r.state.as_slice());
+    moves_digest(kind, start, rows.iter().map(|r| (r.action.as_str(), r.actor == 2)))
+}
+
+/// Every stored move sequence (loaded from the database at start, with those being stored
+/// now).
 #[derive(Debug, Default)]
 pub(crate) struct Digests(HashSet<[u8; 32]>);
 
@@ -127,6 +143,16 @@ impl Digests {
     /// Records `d`; false if it was recorded already.
     pub(crate) fn insert(&mut self, d: [u8; 32]) -> bool {
         self.0.insert(d)
+    }
+
+    /// Every digest loaded at start.
+    pub(crate) fn from_set(set: HashSet<[u8; 32]>) -> Digests {
+        Digests(set)
+    }
+
+    /// How many are known.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
     }
 
     /// Forgets `d` (its game was not stored after all).
@@ -195,15 +221,17 @@ mod tests {
 
     #[test]
     fn the_same_moves_hash_the_same_and_any_change_differs() {
-        let mut g = game();
-        g.moves.push(pb::MoveRecord { action: "d3".into(), ..Default::default() });
-        let mut other_id = g.clone();
-        other_id.game_id = "f".repeat(32);
-        assert_eq!(moves_digest(&g), moves_digest(&other_id));
-        let mut changed = g.clone();
-        changed.moves[0].action = "d4".into();
-        assert_ne!(moves_digest(&g), moves_digest(&changed));
-        let mut d = Digests::default();
-        assert!(d.insert(moves_digest(&g)) && !d.insert(moves_digest(&other_id)));
+        let d =
+            |start: &[u8], moves: &[(&str, bool)]| moves_digest("battlenumber", start, moves.iter().copied());
+        let a = d(&[1, 2], &[("d3", false), ("e4", false)]);
+        assert_eq!(a, d(&[1, 2], &[("d3", false), ("e4", false)]));
+        assert_ne!(a, d(&[1, 2], &[("d3", false), ("e5", false)]));
+        assert_ne!(a, d(&[1, 3], &[("d3", false), ("e4", false)]));
+        assert_ne!(a, d(&[1, 2], &[("d3", true), ("e4", false)]));
+        // Lengths are framed: moving a character from one action to the next differs.
+        assert_ne!(a, d(&[1, 2], &[("d3e", false), ("4", false)]));
+        assert_ne!(a, moves_digest("banqi", &[1, 2], [("d3", false), ("e4", false)]));
+        let mut set = Digests::default();
+        assert!(set.insert(a) && !set.insert(a));
     }
 }

@@ -1263,3 +1263,161 @@ async fn model_uploads_stream_to_disk_one_at_a_time() {
     assert_eq!(model::sha256_hex(&kept), sha);
     run.shutdown().await;
 }
+
+/// A config where every lease is the initial position (one game's moves are legal under any).
+fn initial_only(dir: &Path) -> CoordinatorConfig {
+    let mut cfg = config(dir);
+    let g = cfg.games.get_mut(&GameKind::BattleNumber).unwrap();
+    g.sources.random_opening = 0.0;
+    g.sources.fork = 0.0;
+    g.settings.resign_threshold = -2.0;
+    cfg
+}
+
+/// Issue 45: a position handed out again and finished under its old lease id leaves no lease
+/// behind, across a restart too (a lease row left behind hands the finished position out once
+/// more, and deterministic self-play then plays the same game twice).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_position_finished_under_an_old_lease_is_not_handed_out_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.leases.ttl_ms = 300;
+    cfg.leases.heartbeat_interval_ms = 100;
+    let run = start(cfg.clone()).await;
+    let mut w = connect(run.addr, WORKER);
+    let (a, b) = (register(&mut w).await, register(&mut w).await);
+    let lease = |worker: &String| pb::LeaseRequest { worker_id: worker.clone(), max_positions: 1 };
+    let old = w.lease_positions(lease(&a)).await.unwrap().into_inner().leases.remove(0);
+    // a's lease lapses while it plays; the position goes to b under a new id.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let again = w.lease_positions(lease(&b)).await.unwrap().into_inner().leases.remove(0);
+    assert_eq!((again.seed, &again.start_state), (old.seed, &old.start_state));
+    assert_ne!(again.lease_id, old.lease_id);
+    // a brings its game under the old id: stored, and the position is done.
+    let game = game_from(&old, 1);
+    w.submit_game(pb::SubmitGameRequest { worker_id: a, lease_id: old.lease_id, game: Some(game) })
+        .await
+        .unwrap();
+    let s = status(&mut w).await;
+    assert_eq!((s.games_stored, s.leases_active, s.leases_queued), (1, 0, 0));
+    run.shutdown().await;
+    let run = start(cfg).await;
+    let mut w = connect(run.addr, WORKER);
+    let s = status(&mut w).await;
+    assert_eq!(
+        (s.games_stored, s.leases_active, s.leases_queued),
+        (1, 0, 0),
+        "the finished position is not queued again after the restart"
+    );
+    run.shutdown().await;
+}
+
+/// Issue 45: the move digests were kept only in memory, so after a restart a game with a
+/// stored game's moves under a new id was stored again; and a lease whose game was refused as
+/// such a repeat kept its row, so the restart handed its position out again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_repeating_stored_moves_is_refused_after_a_restart_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = initial_only(dir.path());
+    let run = start(cfg.clone()).await;
+    let mut w = connect(run.addr, WORKER);
+    let a = register(&mut w).await;
+    let take = |worker: &String, n| pb::LeaseRequest { worker_id: worker.clone(), max_positions: n };
+    let leases = w.lease_positions(take(&a, 2)).await.unwrap().into_inner().leases;
+    let first = game_from(&leases[0], 1);
+    // The first lease's moves under another lease (its seed) and a new id.
+    let copy_for = |lease: &pb::Lease, id: u128| {
+        let mut g = first.clone();
+        g.game_id = format!("{id:032x}");
+        g.seed = lease.seed;
+        g
+    };
+    let submit = |worker: &String, lease: &pb::Lease, game: pb::GameRecord| pb::SubmitGameRequest {
+        worker_id: worker.clone(),
+        lease_id: lease.lease_id,
+        game: Some(game),
+    };
+    w.submit_game(submit(&a, &leases[0], first.clone())).await.unwrap();
+    let e = w.submit_game(submit(&a, &leases[1], copy_for(&leases[1], 2))).await.unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{e}");
+    let s = status(&mut w).await;
+    assert_eq!((s.games_stored, s.leases_active, s.leases_queued), (1, 0, 0));
+    run.shutdown().await;
+
+    let run = start(cfg).await;
+    let mut w = connect(run.addr, WORKER);
+    let s = status(&mut w).await;
+    assert_eq!((s.leases_active, s.leases_queued), (0, 0), "the repeat's lease was finished for good");
+    let a = register(&mut w).await;
+    let fresh = w.lease_positions(take(&a, 1)).await.unwrap().into_inner().leases;
+    let e = w.submit_game(submit(&a, &fresh[0], copy_for(&fresh[0], 3))).await.unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists, "{e}");
+    assert!(e.message().contains("same moves"), "{e}");
+    assert_eq!(status(&mut w).await.games_stored, 1);
+    run.shutdown().await;
+}
+
+/// Issue 45: a holder of the worker token registering and leasing without playing grew the
+/// coordinator's memory and database without end. Rounds of it stay bounded now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn registrations_and_leases_stay_bounded_under_churn() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.leases.ttl_ms = 300;
+    cfg.leases.heartbeat_interval_ms = 100;
+    cfg.leases.max_per_worker = 6;
+    cfg.workers.max_per_address = 4;
+    cfg.workers.forget_after_ms = 300;
+    let run = start(cfg).await;
+    let mut w = connect(run.addr, WORKER);
+    let register_once = |w: &mut Client| {
+        let mut w = w.clone();
+        async move {
+            w.register(pb::RegisterRequest {
+                name: "hoarder".into(),
+                slots: 1,
+                engine_version: engine::ENGINE_VERSION.into(),
+                protocol: zeroplay_proto::PROTOCOL,
+            })
+            .await
+        }
+    };
+    let db = dir.path().join("coordinator.redb");
+    let mut sizes = Vec::new();
+    for round in 0..8 {
+        let mut ids = Vec::new();
+        let mut refused = 0;
+        for _ in 0..10 {
+            match register_once(&mut w).await {
+                Ok(r) => ids.push(r.into_inner().worker_id),
+                Err(e) => {
+                    assert_eq!(e.code(), Code::ResourceExhausted, "{e}");
+                    refused += 1;
+                }
+            }
+        }
+        assert_eq!((ids.len(), refused), (4, 6), "round {round}: 4 from one address, the rest refused");
+        for id in &ids {
+            for _ in 0..3 {
+                w.lease_positions(pb::LeaseRequest { worker_id: id.clone(), max_positions: 64 })
+                    .await
+                    .unwrap();
+            }
+        }
+        let s = status(&mut w).await;
+        assert_eq!(s.leases_active, 24, "round {round}: 4 workers x max_per_worker 6");
+        assert!(
+            s.leases_drawn <= 24,
+            "round {round}: lapsed positions go out again first ({})",
+            s.leases_drawn
+        );
+        sizes.push(std::fs::metadata(&db).unwrap().len());
+        // Nobody plays: leases lapse and registrations are forgotten.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+    }
+    assert!(
+        sizes[7] <= sizes[2] + 512 * 1024,
+        "the database grows with churn: {sizes:?} bytes after each round"
+    );
+    run.shutdown().await;
+}

@@ -24,3 +24,17 @@ pub const PROTOCOL: u32 = 5;
 pub mod v1 {
     tonic::include_proto!("zeroplay.v1");
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_proto_file_names_the_protocol_this_build_speaks() {
+        let text = include_str!("../zeroplay/v1/zeroplay.proto");
+        let first = text.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&format!("protocol {} (", super::PROTOCOL)),
+            "zeroplay.proto's first line should name protocol {}: {first}",
+            super::PROTOCOL
+        );
+    }
+}

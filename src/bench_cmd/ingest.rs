@@ -524,6 +524,11 @@ pub(super) fn components(pool: &[pb::GameRecord], record_bytes: usize, parent: O
                     record: vec![7u8; record_bytes],
                     positions: 60,
                     lease_id: 0,
+                    digest: {
+                        let mut d = [0u8; 32];
+                        d[..8].copy_from_slice(&id.to_le_bytes());
+                        d
+                    },
                 }
             })
             .collect()

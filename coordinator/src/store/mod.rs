@@ -6,8 +6,10 @@
 //! disk; a game is acknowledged to its worker only after that. Compaction writes a Parquet
 //! file under a temporary name, renames it, and then — in one transaction — lists it in the
 //! manifest and removes its games from the staging table. A crash between the rename and
-//! that transaction leaves a file the manifest does not list; [`Store::recover_files`] deletes
-//! it (its games are still staged and are written again).
+//! that transaction leaves a complete file the manifest does not list: recovery
+//! ([`crate::recover`]) adopts it (its games leave the staging table then). No Parquet file is
+//! ever deleted: only files under the temporary name are removed, and a damaged file is moved
+//! to the run's `quarantine/` directory.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -15,6 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+
+mod index;
 use serde::{Deserialize, Serialize};
 
 const STAGED: TableDefinition<u64, &[u8]> = TableDefinition::new("staged");
@@ -23,6 +27,9 @@ const FILES: TableDefinition<&str, &[u8]> = TableDefinition::new("files");
 const LEASES: TableDefinition<u64, &[u8]> = TableDefinition::new("leases");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const MODELS: TableDefinition<u64, &[u8]> = TableDefinition::new("models");
+/// SHA-256 of each stored game's moves from its start (`trust::moves_digest`) → its
+/// staging sequence number (0: adopted from a file).
+const DIGESTS: TableDefinition<&[u8], u64> = TableDefinition::new("digests");
 
 /// Errors of the embedded database.
 #[derive(Debug, thiserror::Error)]
@@ -186,6 +193,18 @@ pub struct StagedGame {
     pub positions: u64,
     /// The lease it finishes (0: none).
     pub lease_id: u64,
+    /// Its moves' digest (`trust::moves_digest`), kept so a restart still knows
+    /// every stored move sequence.
+    pub digest: [u8; 32],
+}
+
+/// What adopting a file changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Adopted {
+    /// Its games that were staged (and leave the staging table now).
+    pub were_staged: u64,
+    /// Its games the database did not know (counted as stored now).
+    pub new_games: u64,
 }
 
 /// Counters kept in the database.
@@ -209,6 +228,7 @@ pub struct Store {
     failed: AtomicBool,
     path: PathBuf,
     dir: PathBuf,
+    run_dir: PathBuf,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -235,6 +255,7 @@ impl Store {
             txn.open_table(LEASES)?;
             txn.open_table(META)?;
             txn.open_table(MODELS)?;
+            txn.open_table(DIGESTS)?;
         }
         txn.commit()?;
         Ok(Store {
@@ -242,6 +263,7 @@ impl Store {
             failed: AtomicBool::new(false),
             path: run_dir.join("coordinator.redb"),
             dir: run_dir.join("games"),
+            run_dir: run_dir.to_path_buf(),
         })
     }
 
@@ -284,6 +306,16 @@ impl Store {
     /// The directory holding the Parquet files.
     pub fn games_dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The run directory (the database, `games/`, `models/`, `quarantine/`).
+    pub fn run_dir(&self) -> &Path {
+        &self.run_dir
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Every stored game id.
@@ -345,6 +377,7 @@ impl Store {
                 let mut staged = txn.open_table(STAGED)?;
                 let mut ids = txn.open_table(GAMES)?;
                 let mut leases = txn.open_table(LEASES)?;
+                let mut digests = txn.open_table(DIGESTS)?;
                 let mut meta = txn.open_table(META)?;
                 let mut seq = meta.get("next_seq")?.map_or(1, |v| v.value());
                 let (mut games_n, mut positions_n) = (0u64, 0u64);
@@ -355,6 +388,7 @@ impl Store {
                     }
                     staged.insert(seq, g.record.as_slice())?;
                     ids.insert(g.game_id.as_str(), seq)?;
+                    digests.insert(g.digest.as_slice(), seq)?;
                     if g.lease_id != 0 {
                         leases.remove(g.lease_id)?;
                     }
@@ -443,25 +477,6 @@ impl Store {
         })())
     }
 
-    /// Removes temporary files and Parquet files the manifest does not list (left by a crash
-    /// during compaction; their games are still staged). Returns the names removed.
-    ///
-    /// # Errors
-    /// [`StoreError`] on a database or file system failure.
-    pub fn recover_files(&self) -> Result<Vec<String>, StoreError> {
-        let listed: HashSet<String> = self.files()?.into_iter().map(|f| f.name).collect();
-        let mut removed = Vec::new();
-        for entry in std::fs::read_dir(&self.dir)? {
-            let name = entry?.file_name().to_string_lossy().to_string();
-            let orphan = name.ends_with(".tmp") || (name.ends_with(".parquet") && !listed.contains(&name));
-            if orphan {
-                std::fs::remove_file(self.dir.join(&name))?;
-                removed.push(name);
-            }
-        }
-        Ok(removed)
-    }
-
     /// Stores leases (and the next lease id), in one transaction; removes `drop_ids`.
     ///
     /// # Errors
@@ -513,17 +528,21 @@ impl Store {
         })())
     }
 
-    /// Records a published model (its file already in place).
+    /// Records a published model (its file already in place), in the database and in a JSON
+    /// sidecar beside the model file.
     ///
     /// # Errors
     /// [`StoreError`] on a database failure.
     pub fn put_model(&self, m: &ModelEntry) -> Result<(), StoreError> {
         self.note((|| {
+            let json = serde_json::to_vec(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+            // The entry beside the model file too, so a lost database can be rebuilt with its
+            // gating history (`recover`).
+            let models = self.run_dir.join("models");
+            std::fs::create_dir_all(&models)?;
+            durable::write_atomic(&crate::recover::sidecar_path(&models, m.version), &json)?;
             let txn = self.db()?.begin_write()?;
-            {
-                let json = serde_json::to_vec(m).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-                txn.open_table(MODELS)?.insert(m.version, json.as_slice())?;
-            }
+            txn.open_table(MODELS)?.insert(m.version, json.as_slice())?;
             txn.commit()?;
             Ok(())
         })())
@@ -564,7 +583,15 @@ mod tests {
     use super::*;
 
     fn game(id: &str, lease: u64) -> StagedGame {
-        StagedGame { game_id: id.into(), record: id.as_bytes().to_vec(), positions: 10, lease_id: lease }
+        let mut digest = [0u8; 32];
+        digest[..id.len()].copy_from_slice(id.as_bytes());
+        StagedGame {
+            game_id: id.into(),
+            record: id.as_bytes().to_vec(),
+            positions: 10,
+            lease_id: lease,
+            digest,
+        }
     }
 
     #[test]
@@ -598,16 +625,15 @@ mod tests {
         let staged = s.staged(10).unwrap();
         assert_eq!(staged.iter().map(|x| x.0).collect::<Vec<_>>(), vec![1, 2, 3]);
         assert_eq!(s.meta("next_lease_id").unwrap(), 8);
+        assert_eq!(s.digests().unwrap().len(), 3, "one digest per stored game");
         // Compaction of the first two.
-        std::fs::write(s.games_dir().join("f.parquet"), b"x").unwrap();
-        std::fs::write(s.games_dir().join("orphan.parquet"), b"x").unwrap();
-        std::fs::write(s.games_dir().join("g.parquet.tmp"), b"x").unwrap();
         s.finish_compaction(&[1, 2], &Store::entry("f.parquet".into(), 20, 2, 1, 1, 2)).unwrap();
         assert_eq!(s.staged_count().unwrap(), 1);
-        let mut removed = s.recover_files().unwrap();
-        removed.sort();
-        assert_eq!(removed, vec!["g.parquet.tmp", "orphan.parquet"]);
-        assert!(s.games_dir().join("f.parquet").exists());
         assert_eq!(s.counters().unwrap().positions_in_parquet, 20);
+        // Unlisting gives the positions back; the games stay known.
+        assert_eq!(s.unlist_file("f.parquet").unwrap().map(|f| f.rows), Some(20));
+        assert_eq!(s.counters().unwrap().positions_in_parquet, 0);
+        assert_eq!(s.game_ids().unwrap().len(), 3);
+        assert!(!s.is_empty().unwrap());
     }
 }
