@@ -13,7 +13,8 @@ Checks, against the schema documented in coordinator/src/rows.rs (version 1):
     have the same length and no null items; result in {-1, 0, 1}; actor in {0, 1, 2};
     root_value in [-1, 1]; state starts with the game's magic (b"BN" for battlenumber).
 
-Prints one summary line and exits 0, or prints every problem found (up to a limit) to stderr
+Prints one summary line (files, games, rows, and repeated_moves: games whose moves from their
+start position equal another game's, i.e. one game stored twice) and exits 0, or prints every problem found (up to a limit) to stderr
 and exits 1. Exit 2: bad usage or pyarrow missing.
 """
 
@@ -167,12 +168,15 @@ def check_file(path, problems, games):
         if not cols["action"][i]:
             problems.add(where, "empty action")
         values = tuple(cols[c][i] for c in PER_GAME)
-        entry = local.setdefault(gid, [[], values])
+        entry = local.setdefault(gid, [[], values, [], b""])
         entry[0].append(cols["ply"][i])
+        entry[2].append((cols["ply"][i], cols["action"][i], cols["actor"][i] == 2))
+        if cols["ply"][i] == 0:
+            entry[3] = cols["state"][i]
         if entry[1] != values:
             problems.add(where, f"per-game fields {PER_GAME} changed within the game: {entry[1]} vs {values}")
 
-    for gid, (plies, values) in local.items():
+    for gid, (plies, values, moves, start) in local.items():
         if gid in games:
             problems.add(path, f"game {gid} also has rows in {games[gid][0]}")
             continue
@@ -184,7 +188,9 @@ def check_file(path, problems, games):
                 f"game {gid}: its {len(plies)} plies are not 0..{len(plies) - 1} once each "
                 f"(first missing {missing}, repeated {dups}, min {min(plies)}, max {max(plies)})",
             )
-        games[gid] = (path, len(plies), values)
+        # The game's moves from its start: two games with the same are one game stored twice.
+        sequence = (values[0], start, tuple((a, c) for _, a, c in sorted(moves)))
+        games[gid] = (path, len(plies), values, sequence)
     return table.num_rows
 
 
@@ -205,8 +211,9 @@ def main(argv):
             sys.stderr.write(f"  ... and {problems.count - len(problems.items)} more\n")
         return 1
     engines = sorted({v[2][2] for v in games.values()})
+    repeated = len(games) - len({v[3] for v in games.values()})
     print(
-        f"check_parquet: ok: files={len(argv) - 1} games={len(games)} rows={rows} "
+        f"check_parquet: ok: files={len(argv) - 1} games={len(games)} rows={rows} repeated_moves={repeated} "
         f"schema_version={SCHEMA_VERSION} engine_versions={','.join(engines)} pyarrow={pa.__version__}"
     )
     return 0

@@ -227,7 +227,12 @@ pub fn recover(store: &Store, full: bool) -> Result<Recovery, StoreError> {
             out.quarantined.push((moved, reason));
         }
     }
-    for name in parquet.iter().filter(|n| !listed.contains_key(n.as_str())) {
+    // The compactor's own files first: of a file and a copy of it under another name, the
+    // copy is the one set aside.
+    let mut unlisted: Vec<&String> =
+        parquet.iter().copied().filter(|n| !listed.contains_key(n.as_str())).collect();
+    unlisted.sort_by_key(|n| (!n.starts_with("games-"), n.as_str()));
+    for name in unlisted {
         let path = dir.join(name);
         let summary = match read_summary(&path) {
             Ok(s) => s,
