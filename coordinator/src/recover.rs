@@ -31,7 +31,7 @@ use zeroplay_proto::v1 as pb;
 
 use crate::games::{Limits, validate};
 use crate::rows;
-use crate::store::{FileEntry, ModelEntry, ModelState, Store, StoreError};
+use crate::store::{FileEntry, ModelEntry, ModelState, Store, StoreError, sidecar_path};
 
 /// The meta key set once every stored game's move digest is in the database.
 const DIGESTS_INDEXED: &str = "digests_indexed";
@@ -361,11 +361,6 @@ fn rebuild_digests(store: &Store, read: &mut HashMap<String, Vec<[u8; 32]>>) -> 
         );
     }
     Ok(v.len())
-}
-
-/// The JSON sidecar kept beside each model file (the database's entry, for a rebuild).
-pub fn sidecar_path(models_dir: &Path, version: u64) -> PathBuf {
-    models_dir.join(format!("model-{version:06}.json"))
 }
 
 /// Lists the models in `models/` again when the database has none.

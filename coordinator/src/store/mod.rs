@@ -231,6 +231,11 @@ pub struct Store {
     run_dir: PathBuf,
 }
 
+/// The JSON sidecar kept beside each model file (its database entry, for a rebuild).
+pub fn sidecar_path(models_dir: &Path, version: u64) -> PathBuf {
+    models_dir.join(format!("model-{version:06}.json"))
+}
+
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
@@ -540,7 +545,7 @@ impl Store {
             // gating history (`recover`).
             let models = self.run_dir.join("models");
             std::fs::create_dir_all(&models)?;
-            durable::write_atomic(&crate::recover::sidecar_path(&models, m.version), &json)?;
+            durable::write_atomic(&sidecar_path(&models, m.version), &json)?;
             let txn = self.db()?.begin_write()?;
             txn.open_table(MODELS)?.insert(m.version, json.as_slice())?;
             txn.commit()?;
