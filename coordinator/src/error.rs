@@ -52,6 +52,9 @@ pub enum CoordError {
     /// The caller speaks another protocol.
     #[error("{0}")]
     FailedPrecondition(String),
+    /// The caller's messages came in slower than the listener's minimum transfer rate.
+    #[error("{0}")]
+    TooSlow(String),
 }
 
 impl From<CoordError> for Status {
@@ -67,6 +70,7 @@ impl From<CoordError> for Status {
             CoordError::Duplicate(_) => Status::already_exists(msg),
             CoordError::NotFound(_) => Status::not_found(msg),
             CoordError::Unavailable(_) => Status::unavailable(msg),
+            CoordError::TooSlow(_) => Status::deadline_exceeded(msg),
             // Not now: a worker whose lease expired while it played retries its game, which is
             // taken once the lease is back in the queue, or dropped once another finishes it.
             CoordError::FailedPrecondition(_) | CoordError::NotYours(_) => Status::failed_precondition(msg),

@@ -308,6 +308,8 @@ pub async fn run_with_metrics(
     // Caps and timeouts (issue 24): a connection must finish its TLS or HTTP/2 handshake in
     // time, and a flood of idle ones gives way to real workers. Nagle is off (the guarded
     // listener sets it): an acknowledgement is a small write that must not wait.
+    // A call's messages must keep up with the minimum transfer rate (issue 44).
+    let slow_bodies = zeroplay_net::grpc_body_deadline(guarded.guard());
     let incoming = guarded.into_incoming();
     // At shutdown: end the model watch streams (so their connections can close), then give
     // clients a grace period to finish their calls; a client that does not answer cannot
@@ -331,6 +333,7 @@ pub async fn run_with_metrics(
         // a token and a few names.
         .max_concurrent_streams(Some(MAX_STREAMS_PER_CONNECTION))
         .http2_max_header_list_size(Some(16 * 1024))
+        .layer(slow_bodies)
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, on_shutdown);
     tokio::pin!(serve);

@@ -71,8 +71,13 @@ pub async fn receive(
     let mut hash = Sha256::new();
     let mut first = true;
     while let Some(chunk) = stream.next().await {
-        let chunk =
-            chunk.map_err(|s| CoordError::Unavailable(format!("upload interrupted: {}", s.message())))?;
+        let chunk = chunk.map_err(|s| match s.code() {
+            // A chunk that does not decode is the uploader's fault.
+            tonic::Code::InvalidArgument => CoordError::InvalidArgument(s.message().to_string()),
+            // Below the minimum transfer rate (zeroplay_net::grpc_body_deadline).
+            tonic::Code::DeadlineExceeded => CoordError::TooSlow(s.message().to_string()),
+            _ => CoordError::Unavailable(format!("upload interrupted: {}", s.message())),
+        })?;
         if chunk.total_size > MAX_MODEL_BYTES {
             return Err(CoordError::Oversized(format!(
                 "model of {} bytes (limit {MAX_MODEL_BYTES})",

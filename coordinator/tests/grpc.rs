@@ -1367,7 +1367,8 @@ async fn registrations_and_leases_stay_bounded_under_churn() {
     cfg.leases.heartbeat_interval_ms = 100;
     cfg.leases.max_per_worker = 6;
     cfg.workers.max_per_address = 4;
-    cfg.workers.forget_after_ms = 300;
+    // Long enough that a registration outlives its own round of calls on a loaded machine.
+    cfg.workers.forget_after_ms = 1200;
     let run = start(cfg).await;
     let mut w = connect(run.addr, WORKER);
     let register_once = |w: &mut Client| {
@@ -1384,7 +1385,7 @@ async fn registrations_and_leases_stay_bounded_under_churn() {
     };
     let db = dir.path().join("coordinator.redb");
     let mut sizes = Vec::new();
-    for round in 0..8 {
+    for round in 0..6 {
         let mut ids = Vec::new();
         let mut refused = 0;
         for _ in 0..10 {
@@ -1413,10 +1414,10 @@ async fn registrations_and_leases_stay_bounded_under_churn() {
         );
         sizes.push(std::fs::metadata(&db).unwrap().len());
         // Nobody plays: leases lapse and registrations are forgotten.
-        tokio::time::sleep(Duration::from_millis(800)).await;
+        tokio::time::sleep(Duration::from_millis(1800)).await;
     }
     assert!(
-        sizes[7] <= sizes[2] + 512 * 1024,
+        sizes[5] <= sizes[1] + 512 * 1024,
         "the database grows with churn: {sizes:?} bytes after each round"
     );
     run.shutdown().await;

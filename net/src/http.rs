@@ -10,6 +10,7 @@ use tower::ServiceExt;
 use tracing::debug;
 
 use crate::GuardedListener;
+use crate::body::DeadlineBody;
 
 /// How long open requests get to finish once shutdown begins.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -19,14 +20,20 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 ///
 /// Each request's header must arrive whole within the listener's `handshake_ms` (hyper's
 /// header-read timeout, which also bounds a kept-alive connection's wait for its next
-/// request), so a request trickled in a byte at a time is cut off; the first parsed request
-/// marks the connection established.
+/// request), so a request trickled in a byte at a time is cut off. Its body must keep up with
+/// the listener's minimum transfer rate (`body_ms`, `min_body_bytes_per_s`): a slower body
+/// fails, its connection is closed and counted (`slow_requests`). A connection is established
+/// (no longer evictable to make room) once a whole request is in: a request without a body
+/// at once, one with a body when the body ends; while a body arrives it is evictable again,
+/// so trickled bodies cannot hold the places new clients need.
 pub async fn serve_http(
     mut listener: GuardedListener,
     router: axum::Router,
     shutdown: impl Future<Output = ()>,
 ) {
     let header_timeout = listener.guard().config().handshake();
+    let limits = listener.guard().config().body_limits();
+    let table = listener.guard().table.clone();
     let (closing_tx, closing_rx) = tokio::sync::watch::channel(false);
     tokio::pin!(shutdown);
     loop {
@@ -36,13 +43,33 @@ pub async fn serve_http(
         };
         let router = router.clone();
         let mut closing = closing_rx.clone();
+        let table = table.clone();
         tokio::spawn(async move {
             let mark = io.mark();
+            let slow = std::sync::Arc::new(tokio::sync::Notify::new());
+            let too_slow = slow.clone();
             let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-                mark.establish();
-                let mut req = req.map(axum::body::Body::new);
+                let body_done = if hyper::body::Body::is_end_stream(req.body()) {
+                    mark.establish();
+                    None
+                } else {
+                    mark.unestablish();
+                    Some(mark.clone())
+                };
+                let (slow, table) = (slow.clone(), table.clone());
+                let mut req = req.map(move |b| {
+                    axum::body::Body::new(
+                        DeadlineBody::new(b, limits, Some(slow), Some(table)).on_end(body_done),
+                    )
+                });
                 req.extensions_mut().insert(ConnectInfo(peer));
-                router.clone().oneshot(req)
+                let (router, mark) = (router.clone(), mark.clone());
+                async move {
+                    let answer = router.oneshot(req).await;
+                    // Answered: the request is whole (or its handler did not want the body).
+                    mark.establish();
+                    answer
+                }
             });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
@@ -51,6 +78,11 @@ pub async fn serve_http(
             tokio::pin!(conn);
             let closed = tokio::select! {
                 r = conn.as_mut() => Some(r),
+                () = too_slow.notified() => {
+                    // Dropping the connection closes it, whatever its request was doing.
+                    debug!(%peer, "request body too slow: connection closed");
+                    return;
+                }
                 r = closing.wait_for(|c| *c) => {
                     drop(r);
                     None
@@ -114,7 +146,14 @@ mod tests {
 
     #[tokio::test]
     async fn idle_and_trickling_connections_are_cut_off_and_real_requests_still_answer() {
-        let cfg = Connections { max: 40, per_address: 8, handshake_ms: 600, idle_s: 5, fd_reserve: 0 };
+        let cfg = Connections {
+            max: 40,
+            per_address: 8,
+            handshake_ms: 600,
+            idle_s: 5,
+            fd_reserve: 0,
+            ..Connections::default()
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let guarded = GuardedListener::with_guard(listener, Guard::with_max(cfg, 40));
@@ -177,7 +216,14 @@ mod tests {
 
     #[tokio::test]
     async fn established_connections_are_never_evicted() {
-        let cfg = Connections { max: 4, per_address: 4, handshake_ms: 5_000, idle_s: 30, fd_reserve: 0 };
+        let cfg = Connections {
+            max: 4,
+            per_address: 4,
+            handshake_ms: 5_000,
+            idle_s: 30,
+            fd_reserve: 0,
+            ..Connections::default()
+        };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let guarded = GuardedListener::with_guard(listener, Guard::with_max(cfg, 4));

@@ -22,6 +22,7 @@
 //! header-read timeout, so a request trickled a byte at a time is cut off too); the
 //! coordinator feeds [`GuardedListener::into_incoming`] to tonic.
 
+mod body;
 mod http;
 mod stream;
 mod table;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
+pub use body::{BodyLimits, BoxError, DeadlineBody, grpc_body_deadline};
 pub use http::serve_http;
 pub use stream::{GuardedStream, Mark};
 use table::Table;
@@ -54,6 +56,12 @@ pub struct Connections {
     pub handshake_ms: u64,
     /// A connection with no bytes in either direction for this many seconds is closed.
     pub idle_s: u64,
+    /// A request body gets this many milliseconds, plus a second for every
+    /// `min_body_bytes_per_s` bytes it sends: a slower one fails (HTTP: its connection is
+    /// closed; gRPC: the call ends with DEADLINE_EXCEEDED) and counts as a slow request.
+    pub body_ms: u64,
+    /// The minimum transfer rate of a request body (bytes per second), see `body_ms`.
+    pub min_body_bytes_per_s: u64,
     /// File descriptors kept out of the connection cap for everything else the process
     /// opens (Parquet files, the database, model files, logs).
     pub fd_reserve: u64,
@@ -61,14 +69,30 @@ pub struct Connections {
 
 impl Default for Connections {
     fn default() -> Self {
-        Connections { max: 4096, per_address: 64, handshake_ms: 10_000, idle_s: 120, fd_reserve: 256 }
+        Connections {
+            max: 4096,
+            per_address: 64,
+            handshake_ms: 10_000,
+            idle_s: 120,
+            body_ms: 10_000,
+            min_body_bytes_per_s: 1024,
+            fd_reserve: 256,
+        }
     }
 }
 
 impl Connections {
     /// The small limits of a metrics and health listener (scraped by a few monitors).
     pub fn metrics() -> Self {
-        Connections { max: 256, per_address: 32, handshake_ms: 5_000, idle_s: 60, fd_reserve: 256 }
+        Connections {
+            max: 256,
+            per_address: 32,
+            handshake_ms: 5_000,
+            idle_s: 60,
+            body_ms: 5_000,
+            min_body_bytes_per_s: 1024,
+            fd_reserve: 256,
+        }
     }
 
     /// Checks the values make sense.
@@ -97,7 +121,18 @@ impl Connections {
                 self.idle_s
             )));
         }
+        if !(100..=600_000).contains(&self.body_ms) || self.min_body_bytes_per_s == 0 {
+            return Err(ConnectionsError(format!(
+                "connections.body_ms must be between 100 and 600000 (got {}) and min_body_bytes_per_s at least 1",
+                self.body_ms
+            )));
+        }
         Ok(())
+    }
+
+    /// The limits a request body is held to.
+    pub fn body_limits(&self) -> BodyLimits {
+        BodyLimits { base: Duration::from_millis(self.body_ms), min_rate: self.min_body_bytes_per_s }
     }
 
     /// The handshake timeout.

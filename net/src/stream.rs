@@ -43,6 +43,12 @@ impl Mark {
         self.0.establish();
         self.0.conn.waker.wake();
     }
+
+    /// The connection is receiving a request body: evictable again until the body is in
+    /// ([`Ticket::unestablish`]).
+    pub fn unestablish(&self) {
+        self.0.unestablish();
+    }
 }
 
 impl<S> GuardedStream<S> {

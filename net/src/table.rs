@@ -38,6 +38,9 @@ pub struct GuardStats {
     pub evicted: u64,
     /// Connections closed by the handshake or idle timeout.
     pub timed_out: u64,
+    /// Requests whose body came too slowly (below the minimum transfer rate): failed, and on
+    /// HTTP listeners their connection closed.
+    pub slow_requests: u64,
 }
 
 #[derive(Debug)]
@@ -49,6 +52,7 @@ pub(crate) struct Table {
     refused: AtomicU64,
     evicted: AtomicU64,
     pub(crate) timed_out: AtomicU64,
+    pub(crate) slow_requests: AtomicU64,
 }
 
 impl Table {
@@ -61,6 +65,7 @@ impl Table {
             refused: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
             timed_out: AtomicU64::new(0),
+            slow_requests: AtomicU64::new(0),
         }
     }
 
@@ -76,6 +81,7 @@ impl Table {
             refused: self.refused.load(Ordering::Relaxed),
             evicted: self.evicted.load(Ordering::Relaxed),
             timed_out: self.timed_out.load(Ordering::Relaxed),
+            slow_requests: self.slow_requests.load(Ordering::Relaxed),
         }
     }
 
@@ -142,7 +148,17 @@ impl Ticket {
         self.table.state.lock().expect("not poisoned").pending.remove(&self.id);
     }
 
-    /// Whether [`Ticket::establish`] was called.
+    /// Makes an established connection evictable again, at its original age: it is receiving
+    /// a request, and protection is earned by whole requests (a request body trickled a byte
+    /// at a time must not hold a place a new client needs).
+    pub fn unestablish(&self) {
+        if !self.conn.established.swap(false, Ordering::AcqRel) || self.evicted() {
+            return;
+        }
+        self.table.state.lock().expect("not poisoned").pending.insert(self.id, (self.key, self.conn.clone()));
+    }
+
+    /// Whether [`Ticket::establish`] was called (and not undone).
     pub fn is_established(&self) -> bool {
         self.conn.established.load(Ordering::Acquire)
     }
@@ -207,5 +223,12 @@ mod tests {
         assert!(t.admit(ip("10.0.0.5")).is_none());
         let s = t.stats();
         assert_eq!((s.open, s.accepted, s.refused, s.evicted), (3, 4, 1, 1));
+        // c starts receiving a request: evictable again, and the oldest candidate.
+        c.unestablish();
+        let e = t.admit(ip("10.0.0.5")).unwrap();
+        assert!(c.evicted() && !d.evicted() && !e.evicted());
+        // An evicted connection stays evicted.
+        c.unestablish();
+        assert_eq!(t.stats().open, 3);
     }
 }

@@ -7,6 +7,7 @@
 //! This crate is the API boundary: what crosses between the coordinator and its workers,
 //! trainers and play servers is defined here and nowhere else.
 
+pub mod codec;
 pub mod convert;
 
 /// The protocol this build speaks: sent by workers at `Register`, which refuses any other.

@@ -325,19 +325,24 @@ async fn create(
     });
     let id = {
         let mut games = state.games.lock().expect("not poisoned");
-        if games.len() >= state.cfg.max_games && state.evict_unplayed(&mut games) {
-            tracing::debug!("server full: dropped the game idle longest with no click played");
+        // The per-address check first: an address at its share replaces only its own
+        // unplayed game, never another's.
+        let mine = games.values().filter(|h| h.owner == ip).count();
+        let share = state.share_of(&games, ip);
+        if mine >= share && !state.evict_unplayed(&mut games, Some(ip)) {
+            return Err(ApiError::TooMany(if share < state.cfg.max_games_per_client {
+                format!("you hold {mine} games, your share while this many addresses play; delete one first")
+            } else {
+                format!("you hold {mine} games, the limit per client; delete one first")
+            }));
+        }
+        if games.len() >= state.cfg.max_games && state.evict_unplayed(&mut games, None) {
+            tracing::debug!("server full: dropped an unplayed game of the address holding the most");
         }
         if games.len() >= state.cfg.max_games {
             return Err(ApiError::TooMany(format!(
                 "the server holds its limit of {} games; try later",
                 state.cfg.max_games
-            )));
-        }
-        let mine = games.values().filter(|h| h.owner == ip).count();
-        if mine >= state.cfg.max_games_per_client {
-            return Err(ApiError::TooMany(format!(
-                "you hold {mine} games, the limit per client; delete one first"
             )));
         }
         // Unguessable: 64 random bits (a game is watched by its id; changed only with its secret).

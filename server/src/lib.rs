@@ -37,6 +37,7 @@ use tracing::{info, warn};
 
 pub mod api;
 mod assets;
+mod capacity;
 pub mod client;
 mod download;
 pub mod metrics;
@@ -69,13 +70,15 @@ pub struct ServeConfig {
     pub model_poll_ms: u64,
     /// Games held at once, in all.
     pub max_games: usize,
-    /// Games held at once per client address.
+    /// Games held at once per client address, at most. While many addresses play, each gets
+    /// its share instead: `max_games` over the addresses holding games (a newcomer counted),
+    /// so a flood from a few dozen addresses cannot fill the server.
     pub max_games_per_client: usize,
     /// A game untouched for this long is dropped (seconds).
     pub idle_timeout_s: u64,
-    /// With `max_games` held, a new game replaces the game idle longest among those where no
-    /// click was ever played and that have been idle at least this long (seconds): games
-    /// nobody plays (a flood of new games) do not lock everyone else out until the idle timeout.
+    /// With `max_games` held, a new game replaces a game where no click was ever played and
+    /// that has been idle at least this long (seconds) — one of the address holding the most
+    /// games first: a flood of games nobody plays gives way to new players within seconds.
     pub unplayed_idle_s: u64,
     /// AI time per move when a request names none (milliseconds).
     pub default_ai_ms: u64,
@@ -128,7 +131,7 @@ impl Default for ServeConfig {
             max_games: 1000,
             max_games_per_client: 20,
             idle_timeout_s: 3600,
-            unplayed_idle_s: 60,
+            unplayed_idle_s: 2,
             default_ai_ms: 1000,
             max_ai_ms: 10_000,
             max_body_bytes: 16 * 1024,
@@ -439,29 +442,6 @@ impl AppState {
     /// Games held now.
     pub fn games_held(&self) -> usize {
         self.games.lock().expect("not poisoned").len()
-    }
-
-    /// Makes room for a new game when `games` is full: drops the game idle longest among those
-    /// with no click played, idle at least `unplayed_idle_s` and not searching. Returns whether
-    /// it dropped one.
-    pub(crate) fn evict_unplayed(&self, games: &mut std::collections::HashMap<u64, Arc<Held>>) -> bool {
-        let min = Duration::from_secs(self.cfg.unplayed_idle_s);
-        let victim = games
-            .iter()
-            .filter(|(_, h)| !h.thinking.load(Ordering::SeqCst))
-            // A game busy elsewhere is not a candidate (and is not waited for).
-            .filter(|(_, h)| h.table.try_lock().is_ok_and(|t| t.ply() == 0))
-            .map(|(id, h)| (*id, h.last_used.lock().expect("not poisoned").elapsed()))
-            .filter(|(_, idle)| *idle >= min)
-            .max_by_key(|(_, idle)| *idle)
-            .map(|(id, _)| id);
-        match victim.and_then(|id| games.remove(&id)) {
-            Some(h) => {
-                h.stop_search();
-                true
-            }
-            None => false,
-        }
     }
 
     /// Drops games idle longer than the timeout; returns how many.

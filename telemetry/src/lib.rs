@@ -146,7 +146,8 @@ impl Live {
 
 impl Live {
     /// Adds a listener's connection counters (`connections_open`, `connections_accepted`,
-    /// `connections_refused`, `connections_evicted`, `connections_timed_out`).
+    /// `connections_refused`, `connections_evicted`, `connections_timed_out`,
+    /// `connections_slow_requests`).
     pub fn connections(self, guard: &zeroplay_net::Guard) -> Live {
         let g = |f: fn(&zeroplay_net::GuardStats) -> u64| {
             let guard = guard.clone();
@@ -169,6 +170,11 @@ impl Live {
                 "connections_timed_out",
                 "Connections closed by the handshake or idle timeout",
                 g(|s| s.timed_out),
+            )
+            .counter(
+                "connections_slow_requests",
+                "Requests whose body came below the minimum transfer rate (cut off; on HTTP, the connection closed)",
+                g(|s| s.slow_requests),
             )
     }
 }
