@@ -97,6 +97,25 @@ async fn create_from(source: Ipv4Addr, addr: SocketAddr) -> u16 {
     String::from_utf8_lossy(&out).split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
 }
 
+/// Sends a POST whose 4,000-byte body comes a byte every 500 ms, until the server closes the
+/// connection (or `limit` passes).
+async fn trickle_body(conn: &mut tokio::net::TcpStream, limit: Duration) {
+    let t0 = Instant::now();
+    let head = "POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+                Content-Length: 4000\r\n\r\n{";
+    if conn.write_all(head.as_bytes()).await.is_err() {
+        return;
+    }
+    let mut buf = [0u8; 1024];
+    let mut tick = tokio::time::interval(Duration::from_millis(500));
+    while t0.elapsed() < limit {
+        tokio::select! {
+            r = conn.read(&mut buf) => if matches!(r, Ok(0) | Err(_)) { return },
+            _ = tick.tick() => if conn.write_all(b" ").await.is_err() { return },
+        }
+    }
+}
+
 async fn connect_from(source: Ipv4Addr, to: SocketAddr) -> Option<tokio::net::TcpStream> {
     let socket = tokio::net::TcpSocket::new_v4().ok()?;
     socket.bind(SocketAddr::new(source.into(), 0)).ok()?;
@@ -123,18 +142,7 @@ fn slow_request_bodies_do_not_lock_new_players_out() {
                     };
                     opened.fetch_add(1, Ordering::Relaxed);
                     let t0 = Instant::now();
-                    let head = "POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-                                Content-Length: 4000\r\n\r\n{";
-                    if conn.write_all(head.as_bytes()).await.is_ok() {
-                        let mut buf = [0u8; 1024];
-                        let mut tick = tokio::time::interval(Duration::from_millis(500));
-                        loop {
-                            tokio::select! {
-                                r = conn.read(&mut buf) => if matches!(r, Ok(0) | Err(_)) { break },
-                                _ = tick.tick() => if conn.write_all(b" ").await.is_err() { break },
-                            }
-                        }
-                    }
+                    trickle_body(&mut conn, Duration::from_secs(30)).await;
                     longest_ms.fetch_max(t0.elapsed().as_millis() as u64, Ordering::Relaxed);
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
@@ -161,20 +169,7 @@ fn slow_request_bodies_do_not_lock_new_players_out() {
                     let mut conn =
                         connect_from(Ipv4Addr::new(127, 0, 2, 1 + s), addr).await.expect("connect");
                     let t0 = Instant::now();
-                    let head = "POST /api/games HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
-                                Content-Length: 4000\r\n\r\n{";
-                    conn.write_all(head.as_bytes()).await.unwrap();
-                    let mut buf = [0u8; 1024];
-                    let mut tick = tokio::time::interval(Duration::from_millis(500));
-                    loop {
-                        tokio::select! {
-                            r = conn.read(&mut buf) => if matches!(r, Ok(0) | Err(_)) { break },
-                            _ = tick.tick() => if conn.write_all(b" ").await.is_err() { break },
-                        }
-                        if t0.elapsed() > Duration::from_secs(10) {
-                            break;
-                        }
-                    }
+                    trickle_body(&mut conn, Duration::from_secs(10)).await;
                     t0.elapsed()
                 }));
             }
