@@ -207,8 +207,8 @@ fn a_game_creation_flood_from_60_addresses_leaves_room_for_new_players() {
     let tmp = tempfile::tempdir().unwrap();
     let mut c = Cluster::new(tmp.path(), free_port());
     // 50 games for 60 addresses: the flood fills the server, so new players need a flooder's
-    // unplayed game to make way.
-    let addr = serve(tmp.path(), &mut c, "max_games = 50\nmax_games_per_client = 20\nunplayed_idle_s = 2\n");
+    // unplayed game to make way (after the default `unplayed_idle_s`, 2 s; it was 60).
+    let addr = serve(tmp.path(), &mut c, "max_games = 50\nmax_games_per_client = 20\n");
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let codes: Vec<u16> = rt.block_on(async {
         let mut tasks = Vec::new();
