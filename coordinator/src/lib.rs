@@ -82,7 +82,7 @@ pub enum RunError {
 pub fn rebuild_index(data_dir: &std::path::Path) -> Result<recover::Recovery, RunError> {
     let store = match Store::open(data_dir) {
         Ok(s) => s,
-        Err(store::StoreError::Db(e)) if !e.contains("already open") => {
+        Err(store::StoreError::Db(e)) => {
             let db = data_dir.join("coordinator.redb");
             let qdir = data_dir.join("quarantine");
             std::fs::create_dir_all(&qdir).map_err(store::StoreError::Io)?;

@@ -72,17 +72,20 @@ fn connect(addr: std::net::SocketAddr, token: &str) -> Client {
     .unwrap()
 }
 
+async fn try_register(c: &mut Client) -> Result<String, tonic::Status> {
+    let r = c
+        .register(pb::RegisterRequest {
+            name: "t".into(),
+            slots: 1,
+            engine_version: engine::ENGINE_VERSION.into(),
+            protocol: zeroplay_proto::PROTOCOL,
+        })
+        .await?;
+    Ok(r.into_inner().worker_id)
+}
+
 async fn register(c: &mut Client) -> String {
-    c.register(pb::RegisterRequest {
-        name: "t".into(),
-        slots: 1,
-        engine_version: engine::ENGINE_VERSION.into(),
-        protocol: zeroplay_proto::PROTOCOL,
-    })
-    .await
-    .unwrap()
-    .into_inner()
-    .worker_id
+    try_register(c).await.unwrap()
 }
 
 /// Plays a real (tiny) self-play game from a lease and wraps it for submission.
@@ -1371,26 +1374,14 @@ async fn registrations_and_leases_stay_bounded_under_churn() {
     cfg.workers.forget_after_ms = 1200;
     let run = start(cfg).await;
     let mut w = connect(run.addr, WORKER);
-    let register_once = |w: &mut Client| {
-        let mut w = w.clone();
-        async move {
-            w.register(pb::RegisterRequest {
-                name: "hoarder".into(),
-                slots: 1,
-                engine_version: engine::ENGINE_VERSION.into(),
-                protocol: zeroplay_proto::PROTOCOL,
-            })
-            .await
-        }
-    };
     let db = dir.path().join("coordinator.redb");
     let mut sizes = Vec::new();
     for round in 0..6 {
         let mut ids = Vec::new();
         let mut refused = 0;
         for _ in 0..10 {
-            match register_once(&mut w).await {
-                Ok(r) => ids.push(r.into_inner().worker_id),
+            match try_register(&mut w).await {
+                Ok(id) => ids.push(id),
                 Err(e) => {
                     assert_eq!(e.code(), Code::ResourceExhausted, "{e}");
                     refused += 1;

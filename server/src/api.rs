@@ -327,8 +327,7 @@ async fn create(
         let mut games = state.games.lock().expect("not poisoned");
         // The per-address check first: an address at its share replaces only its own
         // unplayed game, never another's.
-        let mine = games.values().filter(|h| h.owner == ip).count();
-        let share = state.share_of(&games, ip);
+        let (mine, share) = state.holding_and_share(&games, ip);
         if mine >= share && !state.evict_unplayed(&mut games, Some(ip)) {
             return Err(ApiError::TooMany(if share < state.cfg.max_games_per_client {
                 format!("you hold {mine} games, your share while this many addresses play; delete one first")

@@ -39,11 +39,13 @@ impl AppState {
         }
     }
 
-    /// The most games `owner` may hold now: `max_games_per_client`, or its share while many
-    /// addresses play (`max_games` over the addresses holding games, `owner` counted).
-    pub(crate) fn share_of(&self, games: &HashMap<u64, Arc<Held>>, owner: IpAddr) -> usize {
+    /// How many games `owner` holds, and the most it may hold now: `max_games_per_client`, or
+    /// its share while many addresses play (`max_games` over the addresses holding games,
+    /// `owner` counted).
+    pub(crate) fn holding_and_share(&self, games: &HashMap<u64, Arc<Held>>, owner: IpAddr) -> (usize, usize) {
         let owners: HashSet<IpAddr> = games.values().map(|h| h.owner).collect();
-        let active = owners.len() + usize::from(!owners.contains(&owner));
-        (self.cfg.max_games / active.max(1)).clamp(1, self.cfg.max_games_per_client)
+        let mine = games.values().filter(|h| h.owner == owner).count();
+        let active = owners.len() + usize::from(mine == 0);
+        (mine, (self.cfg.max_games / active.max(1)).clamp(1, self.cfg.max_games_per_client))
     }
 }

@@ -44,6 +44,9 @@ pub enum StoreError {
     /// A stored record could not be read.
     #[error("database record: {0}")]
     Corrupt(String),
+    /// Another process (a running coordinator) holds the database.
+    #[error("database: {0}")]
+    InUse(String),
     /// File system.
     #[error("data directory: {0}")]
     Io(#[from] std::io::Error),
@@ -75,8 +78,17 @@ macro_rules! db_err {
         }
     )*};
 }
+impl From<redb::DatabaseError> for StoreError {
+    fn from(e: redb::DatabaseError) -> Self {
+        match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::InUse(e.to_string()),
+            redb::DatabaseError::Storage(s) => s.into(),
+            e => StoreError::Db(e.to_string()),
+        }
+    }
+}
+
 db_err!(
-    redb::DatabaseError => |e| match e { redb::DatabaseError::Storage(s) => Some(s), _ => None },
     redb::TransactionError => |e| match e { redb::TransactionError::Storage(s) => Some(s), _ => None },
     redb::TableError => |e| match e { redb::TableError::Storage(s) => Some(s), _ => None },
     redb::StorageError => itself,
