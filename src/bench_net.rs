@@ -130,6 +130,7 @@ fn run_game<G: Features>(a: &NetBenchArgs) -> Result<()> {
                 game_hash: i as u64,
                 ply: 0,
                 model_version: 0,
+                ownership: None,
                 // As the trainer's loader does for games whose encoding is costly.
                 features: G::ENCODE_ON_LOAD.then(|| {
                     let mut x = vec![0.0; G::FEATURE_LEN].into_boxed_slice();

@@ -16,6 +16,7 @@ struct GameFigures {
     feature_version: u32,
     feature_len: usize,
     policy_len: usize,
+    ownership_len: usize,
     layout: &'static str,
 }
 
@@ -26,6 +27,7 @@ fn figures<G: Features>(title: &'static str, layout: &'static str) -> GameFigure
         feature_version: G::FEATURE_VERSION,
         feature_len: G::FEATURE_LEN,
         policy_len: G::POLICY_LEN,
+        ownership_len: G::OWNERSHIP_LEN,
         layout,
     }
 }
@@ -81,6 +83,11 @@ outputs by `tests/model_numpy.rs`.
         "| `zeroplay.policy_len` | policy size P ({}; 0: no policy head) |\n",
         per(&|g| g.policy_len.to_string())
     ));
+    md.push_str(&format!(
+        "| `zeroplay.ownership_len` | size O of the auxiliary ownership head, trained with \
+         `ownership_weight > 0` ({}; 0 or absent: no head) |\n",
+        per(&|g| g.ownership_len.to_string())
+    ));
     md.push_str(
         "| `zeroplay.net` | JSON `{\"hidden\": H, \"blocks\": B}` |
 | `zeroplay.margin_scale` | the margin output times this is points (default 10) |
@@ -103,6 +110,7 @@ Weights are stored `[in, out]`, biases `[out]`; a layer is `x · W + b`. The pol
 | `wdl.weight`, `wdl.bias` | `[H, 3]`, `[3]` |
 | `margin.weight`, `margin.bias` | `[H, 1]`, `[1]` |
 | `policy.weight`, `policy.bias` | `[H, max(P, 1)]`, `[max(P, 1)]` |
+| `ownership.weight`, `ownership.bias` (only where O > 0) | `[H, O]`, `[O]` |
 
 x is `[N, F]`, the features from the mover's view:
 
@@ -113,9 +121,11 @@ x is `[N, F]`, the features from the mover's view:
     md.push_str(
         "    margin = (h · margin.weight + margin.bias) · margin_scale   # final score difference, mover's view, points
     policy = h · policy.weight + policy.bias              # logits over the fixed action index (P > 0)
+    owner  = tanh(h · ownership.weight + ownership.bias)  # (O > 0) who holds each square at the end: 1 mover, -1 opponent
 ```
 
-zeroplay's search value (mover's view) is
+The ownership head is a training signal (KataGo's ownership target): search never reads it,
+and a reader may ignore its tensors. zeroplay's search value (mover's view) is
 `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / (2·score_scale))`, with mix 0.5 and
 score_scale 3 by default. Policy logits are masked to the legal actions before the softmax.
 ",

@@ -210,6 +210,7 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
         "feature_version": meta.feature_version,
         "feature_len": meta.feature_len,
         "policy_len": meta.policy_len,
+        "ownership_len": meta.ownership_len,
         "net": meta.net,
         "margin_scale": meta.margin_scale,
         "info": meta.info,
@@ -228,6 +229,14 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
             t["name"].as_str().unwrap_or(""),
             t["dtype"].as_str().unwrap_or(""),
             t["shape"]
+        ));
+    }
+    if meta.ownership_len > 0 {
+        md.push_str(&format!(
+            "\n`ownership.*` is an auxiliary head ({} outputs, `tanh` of `h · ownership.weight + \
+             ownership.bias`: who holds each square when the game ends, 1 the mover, −1 the \
+             opponent). It was a training signal; search does not read it.\n",
+            meta.ownership_len
         ));
     }
     std::fs::write(out.join("MODEL.md"), md)?;

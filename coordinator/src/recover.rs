@@ -389,11 +389,13 @@ fn recover_models(store: &Store) -> Result<Vec<u64>, StoreError> {
         let entry = match from_sidecar {
             Some(m) => m,
             None => {
-                let Ok(meta) = modelfile::check(&bytes) else {
+                let kind =
+                    modelfile::read_meta(&bytes).ok().and_then(|m| engine::GameKind::from_name(&m.game));
+                let checked = kind.map(|k| engine::with_game!(k, |G| modelfile::check_for::<G>(&bytes)));
+                let (Some(kind), Some(Ok(meta))) = (kind, checked) else {
                     warn!(version = v, "models/ holds a file that is not a usable model; not listed");
                     continue;
                 };
-                let Some(kind) = engine::GameKind::from_name(&meta.game) else { continue };
                 ModelEntry {
                     version: v,
                     game_kind: kind,

@@ -516,7 +516,8 @@ impl Coordinator for CoordinatorService {
         // The file itself: a zeroplay model for the announced game and encoding (read whole
         // under the upload permit, so at most `max_concurrent_uploads` are in memory).
         let data = tokio::fs::read(&up.path).await.map_err(|e| CoordError::Unavailable(e.to_string()))?;
-        let file_meta = modelfile::check(&data)
+        // In full, as a worker will load it: tensor table, finite weights, a forward pass.
+        let file_meta = engine::with_game!(kind, |G| modelfile::check_for::<G>(&data))
             .map_err(|e| CoordError::InvalidArgument(format!("not a usable model file: {e}")))?;
         drop(data);
         if file_meta.game != kind.name() || file_meta.feature_version != meta.encoding_version {

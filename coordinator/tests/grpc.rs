@@ -389,6 +389,20 @@ async fn models_are_published_announced_and_downloaded_with_their_hash() {
         trainer.publish_model(tokio_stream::iter(chunks(&model::sha256_hex(&nan), &nan))).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().contains("non-finite"), "{}", e.message());
+    // And a lone tensor `x` declared as a Battle Number model (issue 42's probe: it became
+    // the best model): every tensor the declared network needs is named as missing.
+    let lone = {
+        let d = [0u8; 4];
+        let v = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &d).unwrap();
+        let m: std::collections::HashMap<String, String> = meta.to_map().into_iter().collect();
+        safetensors::serialize([("x", v)], Some(m)).unwrap()
+    };
+    let e = trainer
+        .publish_model(tokio_stream::iter(chunks(&model::sha256_hex(&lone), &lone)))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("`input.weight` is missing"), "{}", e.message());
     // And a model announced with another encoding version than it carries.
     let mut wrong = chunks(&sha, &bytes);
     for c in &mut wrong {
@@ -576,9 +590,23 @@ async fn workers_hot_load_published_models_and_keep_theirs_when_one_is_bad() {
         }
     };
     wait_games(4).await;
-    // Version 2 passes the coordinator's file check (metadata and layout are fine) but its
-    // weights do not fit the network it declares: the worker must refuse it and keep v1.
-    assert_eq!(publish(&mut trainer, &model_file(Some("small"))).await.unwrap(), 2);
+    // A model whose weights do not fit the network it declares is refused at publication
+    // (issue 42: it used to be stored, announced and refused by every worker), gated or not;
+    // the workers keep v1.
+    let e = publish(&mut trainer, &model_file(Some("small"))).await.unwrap_err();
+    assert!(e.code() == Code::InvalidArgument && e.message().contains("has shape"), "{e:?}");
+    let gate = engine::gating::GateSettings::default();
+    let e = zeroplay_worker::publish_model(
+        &mut trainer,
+        "battlenumber",
+        FEATURES,
+        &model_file(Some("small")),
+        Some(&gate),
+    )
+    .await
+    .unwrap_err();
+    assert!(e.code() == Code::InvalidArgument && e.message().contains("has shape"), "{e:?}");
+    assert_eq!(status(&mut admin.clone()).await.model_version, 1);
     let before = status(&mut admin.clone()).await.games_stored;
     wait_games(before + 6).await;
     let _ = stop_tx.send(());

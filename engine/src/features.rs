@@ -27,6 +27,10 @@ pub trait Features: Game {
     /// decoded position must first rebuild): the trainer then encodes each stored position
     /// once, when it loads it, instead of once per batch.
     const ENCODE_ON_LOAD: bool = false;
+    /// Length of the final-position ownership target an auxiliary head may learn (KataGo's
+    /// ownership head): one entry per square, 0 if the game defines none. An auxiliary
+    /// target gives every position of a game many labels instead of one result.
+    const OWNERSHIP_LEN: usize = 0;
 
     /// Writes the features of this position into `out`, from the view of
     /// [`Features::perspective`].
@@ -38,6 +42,17 @@ pub trait Features: Game {
     /// The index of `action` in the policy head's output, `< POLICY_LEN`, or `None` where
     /// the game has no fixed action space.
     fn action_index(action: &Self::Action) -> Option<usize>;
+
+    /// Writes the ownership of this position, a finished game, from `seat`'s view into `out`:
+    /// per square `1` where `seat` holds it, `-1` where the opponent does, `0` where nobody
+    /// does. The default (no ownership target) writes nothing.
+    ///
+    /// # Panics
+    /// If `out.len() != Self::OWNERSHIP_LEN`.
+    fn ownership(&self, seat: Seat, out: &mut [i8]) {
+        assert_eq!(out.len(), Self::OWNERSHIP_LEN, "ownership buffer length");
+        let _ = seat;
+    }
 
     /// The seat whose view the features and the network's value take: the seat to move, or
     /// the first seat at a chance node or a finished position.

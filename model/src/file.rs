@@ -20,12 +20,15 @@ pub use modelfile::{
 
 use crate::net::ValueNet;
 
-/// Serialises `net` with `meta` into model file bytes.
+/// Serialises `net` with `meta` into model file bytes (`meta.ownership_len` is taken from
+/// `net`).
 ///
 /// # Errors
 /// [`ModelError::Weights`] if burn cannot serialise the weights.
 pub fn to_bytes(net: &ValueNet, meta: &ModelMeta) -> Result<Vec<u8>, ModelError> {
     let mut store = SafetensorsStore::from_bytes(None).clear_metadata();
+    // The head's size is the network's: metadata cannot claim another.
+    let meta = ModelMeta { ownership_len: net.ownership_len(), ..meta.clone() };
     for (k, v) in meta.to_map() {
         store = store.metadata(k, v);
     }
@@ -110,7 +113,14 @@ pub fn load<G: Features>(bytes: &[u8], device: &Device) -> Result<Model, ModelEr
     // is refused before burn sees it.
     let st = safetensors::SafeTensors::deserialize(bytes)
         .map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
-    let mut net = ValueNet::new(&meta.net, meta.feature_len, meta.policy_len, device);
+    if meta.ownership_len != 0 && meta.ownership_len != G::OWNERSHIP_LEN {
+        return Err(ModelError::BadValue {
+            key: "zeroplay.ownership_len",
+            value: format!("{} (this game's ownership target has {})", meta.ownership_len, G::OWNERSHIP_LEN),
+        });
+    }
+    let mut net =
+        ValueNet::with_ownership(&meta.net, meta.feature_len, meta.policy_len, meta.ownership_len, device);
     check_tensors(bytes, &to_bytes(&net, &meta)?)?;
     // Names, types and shapes fit: now every weight must be a number.
     modelfile::check_finite(&st)?;

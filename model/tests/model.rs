@@ -313,3 +313,80 @@ fn the_cpu_pass_burn_and_the_batcher_give_the_same_priors_and_values() {
         }
     }
 }
+
+/// Re-serialises a model file with one metadata entry changed (`None`: removed).
+fn with_meta(bytes: &[u8], key: &str, value: Option<&str>) -> Vec<u8> {
+    let st = safetensors::SafeTensors::deserialize(bytes).unwrap();
+    let (_, md) = safetensors::SafeTensors::read_metadata(bytes).unwrap();
+    let mut map = md.metadata().clone().unwrap_or_default();
+    match value {
+        Some(v) => map.insert(key.into(), v.into()),
+        None => map.remove(key),
+    };
+    safetensors::serialize(st.tensors(), Some(map)).unwrap()
+}
+
+#[test]
+fn the_ownership_head_round_trips_and_must_match_its_metadata() {
+    let cfg = NetConfig::named("tiny").unwrap();
+    let o = BattleNumber::OWNERSHIP_LEN;
+    let net = ValueNet::with_ownership(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, o, &dev());
+    assert_eq!(net.ownership_len(), o);
+    // The metadata's size comes from the network, whatever the caller's meta says.
+    let meta = ModelMeta::for_game::<BattleNumber>(cfg.clone(), 10.0, ModelInfo::default());
+    let bytes = model::to_bytes(&net, &meta).unwrap();
+    let m = model::load::<BattleNumber>(&bytes, &dev()).unwrap();
+    assert_eq!((m.meta.ownership_len, m.net.ownership_len()), (o, o));
+    let ps = positions(8, 3);
+    let out = m.net.forward(burn::prelude::Tensor::from_data(
+        burn::tensor::TensorData::new(features(&ps), [ps.len(), BattleNumber::FEATURE_LEN]),
+        &dev(),
+    ));
+    assert_eq!(out.ownership.expect("the head runs").dims(), [ps.len(), o]);
+    // Search's outputs do not depend on the head: dropping it leaves them as they were.
+    let without = m.net.clone().set_ownership(0, &dev());
+    assert_eq!(without.ownership_len(), 0);
+    let plain = model::load::<BattleNumber>(&model::to_bytes(&without, &m.meta).unwrap(), &dev()).unwrap();
+    assert_eq!(plain.meta.ownership_len, 0);
+    let x = features(&ps);
+    assert_eq!(plain.infer(&x, ps.len()), m.infer(&x, ps.len()));
+    // Metadata that disagrees with the tensors is refused, either way round.
+    let e =
+        model::load::<BattleNumber>(&with_meta(&bytes, "zeroplay.ownership_len", None), &dev()).unwrap_err();
+    assert!(matches!(e, ModelError::Weights(_)) && e.to_string().contains("ownership"), "{e}");
+    let plain_bytes = model::to_bytes(&without, &m.meta).unwrap();
+    let e =
+        model::load::<BattleNumber>(&with_meta(&plain_bytes, "zeroplay.ownership_len", Some("49")), &dev())
+            .unwrap_err();
+    assert!(matches!(e, ModelError::Weights(_)) && e.to_string().contains("missing"), "{e}");
+    // A size that is not the game's own target is refused before the weights are read.
+    let e = model::load::<BattleNumber>(&with_meta(&bytes, "zeroplay.ownership_len", Some("48")), &dev())
+        .unwrap_err();
+    assert!(matches!(e, ModelError::BadValue { key: "zeroplay.ownership_len", .. }), "{e}");
+}
+
+/// The table the burn-free check (`modelfile::check_for`, the coordinator's) compares files
+/// with, for every game, size and head: the one burn's network writes.
+#[test]
+fn the_burn_free_tensor_table_is_the_networks_own() {
+    fn table<G: Features>(net: &str, ownership: bool) {
+        let cfg = NetConfig::named(net).unwrap();
+        let o = if ownership { G::OWNERSHIP_LEN } else { 0 };
+        let n = ValueNet::with_ownership(&cfg, G::FEATURE_LEN, G::POLICY_LEN, o, &dev());
+        let bytes = model::to_bytes(&n, &ModelMeta::for_game::<G>(cfg, 10.0, ModelInfo::default())).unwrap();
+        let st = safetensors::SafeTensors::deserialize(&bytes).unwrap();
+        let mut have: Vec<(String, Vec<usize>)> =
+            st.tensors().into_iter().map(|(name, t)| (name, t.shape().to_vec())).collect();
+        have.sort();
+        let meta = model::read_meta(&bytes).unwrap();
+        assert_eq!(have, modelfile::expected_tensors(&meta), "{} {net} ownership={ownership}", G::NAME);
+        // And the whole burn-free check passes what burn wrote.
+        assert_eq!(modelfile::check_for::<G>(&bytes).unwrap(), meta);
+    }
+    for net in ["tiny", "small"] {
+        table::<BattleNumber>(net, false);
+        table::<BattleNumber>(net, true);
+        table::<engine::banqi::Banqi>(net, false);
+        table::<engine::trigolden::TriGolden>(net, false);
+    }
+}

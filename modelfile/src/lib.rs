@@ -16,6 +16,7 @@
 //! | `zeroplay.game` | game name (`battlenumber`, `banqi`, `trigolden`) |
 //! | `zeroplay.feature_version` | the engine's [`engine::Features::FEATURE_VERSION`] for that game |
 //! | `zeroplay.feature_len`, `zeroplay.policy_len` | input width and policy size |
+//! | `zeroplay.ownership_len` | auxiliary ownership head size (optional; missing: 0, none) |
 //! | `zeroplay.net` | the [`NetConfig`] as JSON |
 //! | `zeroplay.margin_scale` | the margin output times this is points |
 //! | `zeroplay.info` | [`ModelInfo`] as JSON (provenance: steps, samples, parent) |
@@ -23,6 +24,9 @@
 use std::collections::HashMap;
 
 pub mod tables;
+mod verify;
+
+pub use verify::{check_for, expected_tensors};
 
 use engine::Features;
 use serde::{Deserialize, Serialize};
@@ -103,6 +107,9 @@ pub struct ModelMeta {
     pub feature_len: usize,
     /// Policy size (0: no policy head).
     pub policy_len: usize,
+    /// Size of the auxiliary ownership head (0: none; else the game's
+    /// [`engine::Features::OWNERSHIP_LEN`]). Training uses it; search does not read it.
+    pub ownership_len: usize,
     /// Network sizes.
     pub net: NetConfig,
     /// The margin output times this is points.
@@ -119,6 +126,7 @@ impl ModelMeta {
             feature_version: G::FEATURE_VERSION,
             feature_len: G::FEATURE_LEN,
             policy_len: G::POLICY_LEN,
+            ownership_len: 0,
             net,
             margin_scale,
             info,
@@ -133,6 +141,7 @@ impl ModelMeta {
             ("zeroplay.feature_version".into(), self.feature_version.to_string()),
             ("zeroplay.feature_len".into(), self.feature_len.to_string()),
             ("zeroplay.policy_len".into(), self.policy_len.to_string()),
+            ("zeroplay.ownership_len".into(), self.ownership_len.to_string()),
             ("zeroplay.net".into(), serde_json::to_string(&self.net).expect("plain struct")),
             ("zeroplay.margin_scale".into(), self.margin_scale.to_string()),
             ("zeroplay.info".into(), serde_json::to_string(&self.info).expect("plain struct")),
@@ -170,7 +179,16 @@ impl ModelMeta {
                 .map_err(|_| ModelError::BadValue { key: "zeroplay.info", value: s.clone() })?,
             None => ModelInfo::default(),
         };
+        // Files from before the ownership head have no key: no head.
+        let ownership_len = match m.get("zeroplay.ownership_len") {
+            None => 0,
+            Some(v) => match v.parse::<usize>() {
+                Ok(n) if n <= 4096 => n,
+                _ => return Err(ModelError::BadValue { key: "zeroplay.ownership_len", value: v.clone() }),
+            },
+        };
         Ok(ModelMeta {
+            ownership_len,
             game: get("zeroplay.game")?.clone(),
             feature_version: num("zeroplay.feature_version")? as u32,
             feature_len: num("zeroplay.feature_len")?,
@@ -271,9 +289,10 @@ pub fn read_meta(bytes: &[u8]) -> Result<ModelMeta, ModelError> {
     ModelMeta::from_map(&map)
 }
 
-/// Checks model file bytes without loading them into a network: the metadata, and the
-/// safetensors structure (header, offsets, lengths). For servers that store models they do
-/// not run (the coordinator).
+/// Checks model file bytes without knowing the game: the metadata, the safetensors structure
+/// (header, offsets, lengths), float32 and finite weights. [`check_for`] checks a model of a
+/// known game in full (tensor table, a forward pass); a server that stores models checks with
+/// that.
 ///
 /// # Errors
 /// [`ModelError`] for anything that is not a well-formed zeroplay model file.
@@ -334,6 +353,18 @@ mod tests {
         let mut map: HashMap<String, String> = meta.to_map().into_iter().collect();
         map.remove("zeroplay.game");
         assert!(matches!(ModelMeta::from_map(&map), Err(ModelError::MissingKey("zeroplay.game"))));
+        // The ownership head's size: optional (older files), bounded, round-tripped.
+        let mut owned = meta.clone();
+        owned.ownership_len = 49;
+        assert_eq!(check(&file(&owned)).unwrap().ownership_len, 49);
+        let mut map: HashMap<String, String> = meta.to_map().into_iter().collect();
+        map.remove("zeroplay.ownership_len");
+        assert_eq!(ModelMeta::from_map(&map).unwrap().ownership_len, 0);
+        map.insert("zeroplay.ownership_len".into(), "-3".into());
+        assert!(matches!(
+            ModelMeta::from_map(&map),
+            Err(ModelError::BadValue { key: "zeroplay.ownership_len", .. })
+        ));
         assert!(matches!(check(b"not a model"), Err(ModelError::NotSafetensors(_))));
         // A NaN or an infinity anywhere in the weights is refused, naming the tensor.
         for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {

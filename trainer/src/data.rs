@@ -52,6 +52,10 @@ pub struct Sample {
     pub ply: u32,
     /// The model version that played the game (0: before any network).
     pub model_version: u64,
+    /// Final ownership per square from the mover's view ([`Features::ownership`]), for games
+    /// with an ownership target that were played to their end (not resigned); shared by the
+    /// game's positions of one seat.
+    pub ownership: Option<std::sync::Arc<[i8]>>,
     /// The position's features, encoded when it was loaded, for games whose encoding is
     /// costly ([`Features::ENCODE_ON_LOAD`]); `None`: encoded per batch from `state`.
     pub features: Option<Box<[f32]>>,
@@ -160,6 +164,8 @@ fn read_file_checked<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError>
     let reader = builder.build().map_err(|e| DataError::Parquet { path: path.into(), msg: e.to_string() })?;
     let mut out = Vec::new();
     let mut row_base = 0;
+    // For the ownership target: each game's samples and its last row (ply, state, action).
+    let mut games: HashMap<String, GameEnd> = HashMap::new();
     for batch in reader {
         let b = batch.map_err(|e| DataError::Parquet { path: path.into(), msg: e.to_string() })?;
         let kind = column::<StringArray>(&b, "game_kind", path)?;
@@ -175,10 +181,29 @@ fn read_file_checked<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError>
         let decisive = column::<BooleanArray>(&b, "decisive", path)?;
         let ply = column::<UInt32Array>(&b, "ply", path)?;
         let model_version = column::<UInt64Array>(&b, "model_version", path)?;
+        let (action, resigned) = if G::OWNERSHIP_LEN > 0 {
+            (
+                Some(column::<StringArray>(&b, "action", path)?),
+                Some(column::<BooleanArray>(&b, "resigned", path)?),
+            )
+        } else {
+            (None, None)
+        };
         for i in 0..b.num_rows() {
             let row = row_base + i;
             let bad = |msg: String| DataError::Row { path: path.into(), row, msg };
-            if kind.value(i) != G::NAME || actor.value(i) > 1 {
+            if kind.value(i) != G::NAME {
+                continue;
+            }
+            if let (Some(action), Some(resigned)) = (action, resigned) {
+                let end = games.entry(game_id.value(i).to_string()).or_default();
+                end.resigned |= resigned.value(i);
+                if end.last.as_ref().is_none_or(|l| l.0 < ply.value(i)) {
+                    end.last =
+                        Some((ply.value(i), state.value(i).to_vec(), action.value(i).to_string(), row));
+                }
+            }
+            if actor.value(i) > 1 {
                 continue;
             }
             let bytes = state.value(i);
@@ -241,11 +266,54 @@ fn read_file_checked<G: Features>(path: &Path) -> Result<Vec<Sample>, DataError>
                 game_hash: fnv(game_id.value(i)),
                 ply: ply.value(i),
                 model_version: model_version.value(i),
+                ownership: None,
             });
+            if let Some(end) = games.get_mut(game_id.value(i)) {
+                end.samples.push((out.len() - 1, g.perspective()));
+            }
         }
         row_base += b.num_rows();
     }
+    for end in games.into_values() {
+        set_ownership::<G>(&mut out, end, path)?;
+    }
     Ok(out)
+}
+
+/// What the loader keeps of a game to give its positions their ownership target.
+#[derive(Default)]
+struct GameEnd {
+    /// The game's samples: index, and the seat whose view it takes.
+    samples: Vec<(usize, engine::Seat)>,
+    /// The last row: ply, state bytes, the action played there, row index.
+    last: Option<(u32, Vec<u8>, String, usize)>,
+    /// Any row says the game was resigned: its last position is not the end.
+    resigned: bool,
+}
+
+/// Plays a game's last action to reach its final position and gives each of its samples that
+/// position's ownership from its mover's view. A resigned game, or one whose last row does not
+/// end it, keeps no target (its final board is not the end of play).
+fn set_ownership<G: Features>(out: &mut [Sample], end: GameEnd, path: &Path) -> Result<(), DataError> {
+    let Some((_, state, action, row)) = end.last else { return Ok(()) };
+    if end.resigned {
+        return Ok(());
+    }
+    let bad = |msg: String| DataError::Row { path: path.into(), row, msg };
+    let mut g = G::decode(&state).map_err(|e| bad(format!("state: {e}")))?;
+    let a = g.parse_action(&action).map_err(|e| bad(format!("action: {e}")))?;
+    g.play(a).map_err(|e| bad(format!("action {action:?}: {e}")))?;
+    if g.outcome().is_none() {
+        return Ok(());
+    }
+    let mut first = vec![0i8; G::OWNERSHIP_LEN];
+    g.ownership(engine::Seat::First, &mut first);
+    let second: std::sync::Arc<[i8]> = first.iter().map(|&o| -o).collect();
+    let first: std::sync::Arc<[i8]> = first.into();
+    for (i, mover) in end.samples {
+        out[i].ownership = Some(if mover == engine::Seat::First { first.clone() } else { second.clone() });
+    }
+    Ok(())
 }
 
 /// The Parquet files in `dir`, oldest first (the coordinator names them by game sequence).

@@ -423,10 +423,7 @@ pub fn run_observed<G: Features + GameAgents>(
         let t0 = Instant::now();
         let mean: Losses = trainer.train(&train, steps, &mut |i, l| {
             pb.set_position(i);
-            pb.set_prefix(format!(
-                "loss {:.3} (wdl {:.3} margin {:.3} policy {:.3})",
-                l.total, l.value, l.margin, l.policy
-            ));
+            pb.set_prefix(format!("loss {l}"));
         });
         pb.finish_and_clear();
         let secs = t0.elapsed().as_secs_f64();
@@ -452,14 +449,8 @@ pub fn run_observed<G: Features + GameAgents>(
         info!(
             round,
             train_loss = mean.total,
-            train_eval = format!(
-                "{:.3} (wdl {:.3} margin {:.3} policy {:.3})",
-                tl.total, tl.value, tl.margin, tl.policy
-            ),
-            validation = format!(
-                "{:.3} (wdl {:.3} margin {:.3} policy {:.3})",
-                vl.total, vl.value, vl.margin, vl.policy
-            ),
+            train_eval = tl.to_string(),
+            validation = vl.to_string(),
             samples_per_second = sps as u64,
             "round trained"
         );

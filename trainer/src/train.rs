@@ -2,7 +2,9 @@
 //!
 //! Loss per position (from the mover's view):
 //! `value_weight · CE(wdl) + margin_weight · (margin − score / margin_scale)² +
-//! policy_weight · CE(policy)`, the policy term only where the move had a full search.
+//! policy_weight · CE(policy) + ownership_weight · mean((tanh(own) − final ownership)²)`, the
+//! policy term only where the move had a full search, the ownership term only where the
+//! game has an ownership target and was played to its end.
 
 use std::path::Path;
 
@@ -40,6 +42,10 @@ pub struct TrainSettings {
     pub margin_weight: f32,
     /// Weight of the policy cross-entropy.
     pub policy_weight: f32,
+    /// Weight of the auxiliary ownership head's squared error, per square (KataGo's
+    /// ownership target: who holds each square when the game ends). 0: the network has no
+    /// such head. Only games with an ownership target (Battle Number) use it.
+    pub ownership_weight: f32,
     /// Score differences are divided by this before the margin loss (points per unit).
     pub margin_scale: f32,
     /// The margin target of a decided game (a player without a legal move loses at once,
@@ -66,6 +72,7 @@ impl Default for TrainSettings {
             q_mix: 0.75,
             margin_weight: 0.25,
             policy_weight: 1.0,
+            ownership_weight: 0.0,
             margin_scale: 10.0,
             decisive_margin: 20.0,
             validation_fraction: 0.05,
@@ -104,12 +111,18 @@ impl TrainSettings {
             ("value_weight", self.value_weight),
             ("margin_weight", self.margin_weight),
             ("policy_weight", self.policy_weight),
+            ("ownership_weight", self.ownership_weight),
         ] {
             if !(w >= 0.0 && w.is_finite()) {
                 return Err(format!("{name} must be a non-negative number"));
             }
         }
         Ok(net)
+    }
+
+    /// The ownership head's size these settings give a network of game `G` (0: none).
+    pub fn ownership_len<G: Features>(&self) -> usize {
+        if self.ownership_weight > 0.0 { G::OWNERSHIP_LEN } else { 0 }
     }
 }
 
@@ -124,6 +137,25 @@ pub struct Losses {
     pub margin: f32,
     /// Policy cross-entropy (positions with a policy target only).
     pub policy: f32,
+    /// Ownership squared error per square (positions with an ownership target only; 0 without
+    /// the head).
+    #[serde(default)]
+    pub ownership: f32,
+}
+
+impl std::fmt::Display for Losses {
+    /// `total (wdl … margin … policy …)`, with `own …` where the ownership head trains.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{:.3} (wdl {:.3} margin {:.3} policy {:.3}",
+            self.total, self.value, self.margin, self.policy
+        )?;
+        if self.ownership > 0.0 {
+            write!(f, " own {:.3}", self.ownership)?;
+        }
+        write!(f, ")")
+    }
 }
 
 /// A batch as tensors.
@@ -133,6 +165,9 @@ struct Batch {
     margin: Tensor<2>,
     policy: Tensor<2>,
     policy_rows: f32,
+    /// Ownership targets `[B, O]` and a mask `[B, 1]` (1 where the position has one), with
+    /// the number of such rows; `None` without the head.
+    ownership: Option<(Tensor<2>, Tensor<2>, f32)>,
 }
 
 fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Device) -> Batch {
@@ -173,29 +208,60 @@ fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Devi
             }
         }
     }
+    let o = G::OWNERSHIP_LEN;
+    let ownership = (s.ownership_weight > 0.0 && o > 0).then(|| {
+        let mut t = vec![0.0f32; n * o];
+        let mut mask = vec![0.0f32; n];
+        for (i, sample) in samples.iter().enumerate() {
+            if let Some(own) = &sample.ownership {
+                mask[i] = 1.0;
+                for (d, &v) in t[i * o..(i + 1) * o].iter_mut().zip(own.iter()) {
+                    *d = f32::from(v);
+                }
+            }
+        }
+        let k = mask.iter().sum::<f32>();
+        (
+            Tensor::from_data(TensorData::new(t, [n, o]), device),
+            Tensor::from_data(TensorData::new(mask, [n, 1]), device),
+            k,
+        )
+    });
     Batch {
         x: Tensor::from_data(TensorData::new(x, [n, f]), device),
         wdl: Tensor::from_data(TensorData::new(wdl, [n, 3]), device),
         margin: Tensor::from_data(TensorData::new(margin, [n, 1]), device),
         policy: Tensor::from_data(TensorData::new(policy, [n, p]), device),
         policy_rows: rows,
+        ownership,
     }
 }
 
 /// Losses of `net` on a batch: (weighted total as a tensor, parts).
-fn losses(net: &ValueNet, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>; 3]) {
+fn losses(net: &ValueNet, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>; 4]) {
     losses_of(net.forward(b.x.clone()), b, s)
 }
 
 /// The losses of a forward pass's output `out` against batch `b`'s targets.
-fn losses_of(out: NetOutput, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>; 3]) {
+fn losses_of(out: NetOutput, b: Batch, s: &TrainSettings) -> (Tensor<1>, [Tensor<1>; 4]) {
+    let device = b.margin.device();
     let value = (b.wdl * activation::log_softmax(out.wdl_logits, 1)).sum_dim(1).mean().neg();
     let margin = (out.margin - b.margin).powf_scalar(2.0).mean();
     let policy =
         (b.policy * activation::log_softmax(out.policy_logits, 1)).sum().neg() / b.policy_rows.max(1.0);
-    let total =
+    let mut total =
         value.clone() * s.value_weight + margin.clone() * s.margin_weight + policy.clone() * s.policy_weight;
-    (total, [value, margin, policy])
+    let ownership = match (out.ownership, b.ownership) {
+        (Some(own), Some((target, mask, rows))) => {
+            let squares = target.dims()[1] as f32;
+            let err =
+                ((activation::tanh(own) - target).powf_scalar(2.0) * mask).sum() / (rows.max(1.0) * squares);
+            total = total + err.clone() * s.ownership_weight;
+            err
+        }
+        _ => Tensor::zeros([1], &device),
+    };
+    (total, [value, margin, policy, ownership])
 }
 
 fn scalar(t: Tensor<1>) -> f32 {
@@ -227,12 +293,13 @@ pub(crate) fn evaluate_net_with<G: Features>(
         let b = make_batch::<G>(chunk, s, device);
         let out = net.forward(b.x.clone());
         each(chunk, &out);
-        let (total, [v, m, p]) = losses_of(out, b, s);
+        let (total, [v, m, p, o]) = losses_of(out, b, s);
         let w = chunk.len() as f32;
         sum.total += scalar(total) * w;
         sum.value += scalar(v) * w;
         sum.margin += scalar(m) * w;
         sum.policy += scalar(p) * w;
+        sum.ownership += scalar(o) * w;
         n += w;
     }
     if n > 0.0 {
@@ -241,6 +308,7 @@ pub(crate) fn evaluate_net_with<G: Features>(
             value: sum.value / n,
             margin: sum.margin / n,
             policy: sum.policy / n,
+            ownership: sum.ownership / n,
         };
     }
     sum
@@ -270,7 +338,13 @@ impl<G: Features> Trainer<G> {
         let net_config = settings.validate()?;
         let device = device.clone().autodiff();
         burn::tensor::Device::seed(&device, settings.seed);
-        let net = ValueNet::new(&net_config, G::FEATURE_LEN, G::POLICY_LEN, &device);
+        let net = ValueNet::with_ownership(
+            &net_config,
+            G::FEATURE_LEN,
+            G::POLICY_LEN,
+            settings.ownership_len::<G>(),
+            &device,
+        );
         let optim = AdamWConfig::new().with_weight_decay(settings.weight_decay).init();
         let rng = engine::rng_from_seed(settings.seed);
         Ok(Trainer {
@@ -296,7 +370,8 @@ impl<G: Features> Trainer<G> {
         if m.meta.net != t.net_config {
             return Err(format!("model has network {:?}, settings ask for {:?}", m.meta.net, t.net_config));
         }
-        t.net = m.net.train();
+        // A parent trained with another ownership setting keeps its other layers.
+        t.net = m.net.train().set_ownership(t.settings.ownership_len::<G>(), &t.device);
         t.steps = m.meta.info.steps;
         t.samples = m.meta.info.samples;
         Ok(t)
@@ -310,9 +385,15 @@ impl<G: Features> Trainer<G> {
     /// One optimiser step on `batch`; returns its losses.
     pub fn step(&mut self, batch: &[&Sample]) -> Losses {
         let b = make_batch::<G>(batch, &self.settings, &self.device);
-        let (total, [v, m, p]) = losses(&self.net, b, &self.settings);
+        let (total, [v, m, p, o]) = losses(&self.net, b, &self.settings);
         let grads = total.backward();
-        let out = Losses { total: scalar(total), value: scalar(v), margin: scalar(m), policy: scalar(p) };
+        let out = Losses {
+            total: scalar(total),
+            value: scalar(v),
+            margin: scalar(m),
+            policy: scalar(p),
+            ownership: scalar(o),
+        };
         let grads = GradientsParams::from_grads(grads, &self.net);
         // Burn tensors share their storage: the clone is a handle, not a copy of the weights.
         self.net = self.optim.step(self.settings.learning_rate, self.net.clone(), grads);
@@ -340,10 +421,17 @@ impl<G: Features> Trainer<G> {
             sum.value += l.value;
             sum.margin += l.margin;
             sum.policy += l.policy;
+            sum.ownership += l.ownership;
             progress(i + 1, &l);
         }
         let k = steps.max(1) as f32;
-        Losses { total: sum.total / k, value: sum.value / k, margin: sum.margin / k, policy: sum.policy / k }
+        Losses {
+            total: sum.total / k,
+            value: sum.value / k,
+            margin: sum.margin / k,
+            policy: sum.policy / k,
+            ownership: sum.ownership / k,
+        }
     }
 
     /// Mean losses on `samples` without training (in batches, no autodiff).

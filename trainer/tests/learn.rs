@@ -168,3 +168,72 @@ fn the_pipeline_reports_its_rounds_as_prometheus_metrics() {
     let svg = std::fs::read_to_string(run.path().join("ratings.svg")).unwrap();
     assert!(svg.contains("random"), "the anchor is drawn: {svg}");
 }
+
+#[test]
+fn the_ownership_target_is_the_final_board_and_its_head_learns_it() {
+    use engine::{Features, Seat};
+    let dir = tempfile::tempdir().unwrap();
+    // One game per file, so every sample of a file is of that game.
+    let settings = SelfPlaySettings { full_sims: 16, fast_sims: 8, ..SelfPlaySettings::default() };
+    let start = BattleNumber::new_game(&Default::default());
+    let mut finals = Vec::new();
+    for seed in 0..3u64 {
+        let game = play_game(&start, &settings, &Uniform, seed);
+        let mut end = game.start.clone();
+        for m in &game.moves {
+            end.play(m.action).unwrap();
+        }
+        assert!(end.outcome().is_some() && game.resigned.is_none());
+        let rec = zeroplay_worker::game_record(&game, format!("{seed:032x}"), seed, 0);
+        let rows = validate(&rec, &Limits::default()).unwrap();
+        let name = format!("games-{:012}-{:012}.parquet", seed, seed);
+        write_file(dir.path(), &name, &rows, engine::ENGINE_VERSION).unwrap();
+        finals.push((dir.path().join(name), end));
+    }
+    for (path, end) in &finals {
+        let samples = trainer::data::read_file::<BattleNumber>(path).unwrap();
+        assert!(samples.len() > 40);
+        for s in &samples {
+            let mover = BattleNumber::decode(&s.state).unwrap().perspective();
+            let mut want = vec![0i8; BattleNumber::OWNERSHIP_LEN];
+            end.ownership(mover, &mut want);
+            assert_eq!(s.ownership.as_deref(), Some(&want[..]), "ply {}", s.ply);
+        }
+        let seats: std::collections::HashSet<Seat> =
+            samples.iter().map(|s| BattleNumber::decode(&s.state).unwrap().perspective()).collect();
+        assert_eq!(seats.len(), 2, "both seats' views are checked");
+    }
+
+    let mut w = Window::new(1_000_000);
+    w.refresh::<BattleNumber>(dir.path()).unwrap();
+    let (train, _) = w.split(0.0);
+    let base =
+        TrainSettings { net: "tiny".into(), batch_size: 64, learning_rate: 3e-3, ..Default::default() };
+    let owned = TrainSettings { ownership_weight: 1.0, ..base.clone() };
+    let mut t = Trainer::<BattleNumber>::new(owned.clone(), &model::cpu()).unwrap();
+    let before = t.evaluate(&train);
+    t.train(&train, 150, &mut |_, _| {});
+    let after = t.evaluate(&train);
+    assert!(before.ownership > 0.0 && after.ownership < 0.7 * before.ownership, "{before:?} -> {after:?}");
+    let bytes = t.export(0, "test").unwrap();
+    let m = model::load::<BattleNumber>(&bytes, &model::cpu()).unwrap();
+    assert_eq!(m.meta.ownership_len, BattleNumber::OWNERSHIP_LEN);
+    // Without the weight there is no head and no ownership loss.
+    let plain = Trainer::<BattleNumber>::new(base.clone(), &model::cpu()).unwrap();
+    assert_eq!(plain.evaluate(&train).ownership, 0.0);
+    assert_eq!(
+        model::load::<BattleNumber>(&plain.export(0, "t").unwrap(), &model::cpu())
+            .unwrap()
+            .meta
+            .ownership_len,
+        0
+    );
+    // A model trained with the head resumes without it, and one without resumes with it, keeping
+    // the layers search reads.
+    let dropped = Trainer::<BattleNumber>::resume(base, &model::cpu(), &bytes).unwrap();
+    let x = dropped.export(1, "t").unwrap();
+    assert_eq!(model::load::<BattleNumber>(&x, &model::cpu()).unwrap().meta.ownership_len, 0);
+    let again = Trainer::<BattleNumber>::resume(owned, &model::cpu(), &x).unwrap();
+    assert_eq!(again.evaluate(&train).value, dropped.evaluate(&train).value);
+    assert!(again.evaluate(&train).ownership > 0.0);
+}

@@ -6,7 +6,7 @@
 
 use super::{Action, BattleNumber, Kind, SQUARES, bitboard::Squares};
 use crate::features::Features;
-use crate::game::Game;
+use crate::game::{Game, Seat};
 
 const PLANES: usize = 20;
 const SCALARS: usize = 23;
@@ -24,6 +24,15 @@ impl Features for BattleNumber {
     const FEATURE_VERSION: u32 = 2;
     const FEATURE_LEN: usize = PLANES * SQUARES + SCALARS;
     const POLICY_LEN: usize = SQUARES + 20;
+    const OWNERSHIP_LEN: usize = SQUARES;
+
+    fn ownership(&self, seat: Seat, out: &mut [i8]) {
+        assert_eq!(out.len(), Self::OWNERSHIP_LEN, "ownership buffer length");
+        let (me, opp) = (self.own[seat.index()], self.own[seat.other().index()]);
+        for (sq, o) in out.iter_mut().enumerate() {
+            *o = i8::from(me >> sq & 1 == 1) - i8::from(opp >> sq & 1 == 1);
+        }
+    }
 
     fn encode_features(&self, out: &mut [f32]) {
         assert_eq!(out.len(), Self::FEATURE_LEN, "feature buffer length");
@@ -98,7 +107,6 @@ pub fn action_at(i: usize) -> Option<Action> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::game::Seat;
 
     #[test]
     fn layout_doc_states_the_encoders_counts() {
@@ -192,5 +200,29 @@ mod tests {
         assert_eq!(at_end, 30, "every game played to its end");
         // Some positions leave the opponent without a placement: the case the features are for.
         assert!(opp_empty > 0);
+    }
+
+    #[test]
+    fn ownership_is_each_seats_pieces_and_negates_between_seats() {
+        let mut rng = crate::rng_from_seed(7);
+        let mut g = BattleNumber::new_game(&Default::default());
+        let mut actions = Vec::new();
+        while g.outcome().is_none() {
+            g.legal_actions(&mut actions);
+            g.play(actions[rand::RngExt::random_range(&mut rng, 0..actions.len())]).unwrap();
+        }
+        let (mut first, mut second) = ([0i8; SQUARES], [0i8; SQUARES]);
+        g.ownership(Seat::First, &mut first);
+        g.ownership(Seat::Second, &mut second);
+        for sq in 0..SQUARES {
+            let want = match g.piece(sq as u8) {
+                Some(p) if p.owner == Seat::First => 1,
+                Some(_) => -1,
+                None => 0,
+            };
+            assert_eq!(first[sq], want, "square {sq}");
+            assert_eq!(second[sq], -want, "square {sq}");
+        }
+        assert!(first.iter().any(|&o| o != 0));
     }
 }
