@@ -6,6 +6,7 @@
 
 pub mod arena_cmd;
 pub mod bench_cmd;
+pub mod bench_depth;
 pub mod bench_net;
 pub mod bench_serve;
 pub mod cli;

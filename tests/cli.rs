@@ -21,6 +21,26 @@ fn perft_prints_counts_per_depth() {
 }
 
 #[test]
+fn bench_depth_prints_each_agents_depth_by_phase_and_refuses_other_agents() {
+    // Node budgets, so the run is short and its depths do not depend on the machine.
+    let out = zeroplay()
+        .args(["bench", "depth", "--positions", "2", "-a", "banqi-ab:nodes=20000,flip_depth=2"])
+        .args(["-a", "banqi-ab:nodes=20000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| ") && l.contains("banqi-ab")).collect();
+    assert_eq!(rows.len(), 6, "three phases × two agents:\n{text}");
+    for phase in ["opening", "middle game", "ending"] {
+        assert!(rows.iter().filter(|r| r.contains(phase)).count() == 2, "{phase}:\n{text}");
+    }
+    let out = zeroplay().args(["bench", "depth", "-a", "mcts:sims=10"]).output().unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("banqi-ab agents only"));
+}
+
+#[test]
 fn arena_runs_matches_and_saves_config_and_results() {
     let dir = tempfile::tempdir().unwrap();
     let out = zeroplay()

@@ -19,7 +19,10 @@
 //! - `banqi-ab:time=300ms,nodes=200000,depth=20,tt=16,flips=4,tb=5` — Banqi's expectiminimax
 //!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only); `weights=` sets its
 //!   evaluation's 11 weights, `/`-separated (what `zeroplay tune` prints); `model=PATH` values
-//!   its leaves with a trained network instead of that evaluation.
+//!   its leaves with a trained network instead of that evaluation; `flip_depth=N`: the
+//!   remaining depth from which flips are searched below the root (default 4;
+//!   `banqi-ab:flip_depth=2` plays as ebfbbd8's `banqi-ab`); `search=2` adds PVS, aspiration
+//!   windows, null move and contempt (`null=0`, `contempt=0` turn parts off).
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -257,38 +260,9 @@ impl FromStr for AgentSpec {
         if let Some(rest) = s.strip_prefix("banqi-ab") {
             let mut ab = AbSettings::default();
             for (k, v) in key_values(rest).map_err(&err)? {
-                let count = |what: &str| {
-                    v.parse::<u64>()
-                        .ok()
-                        .filter(|n| *n > 0)
-                        .ok_or_else(|| err(format!("{what} `{v}`: a positive count")))
-                };
-                match k {
-                    "time" => {
-                        ab.time = Some(
-                            parse_duration(v)
-                                .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
-                        )
-                    }
-                    "nodes" => ab.nodes = Some(count("nodes")?),
-                    "depth" => ab.depth = count("depth")?.min(100) as u8,
-                    "tt" => ab.tt_mib = count("tt")?.min(4096) as u32,
-                    "flips" => ab.near_flips = count("flips")?.min(32) as u8,
-                    "tb" => {
-                        ab.tablebase = v
-                            .parse::<u8>()
-                            .ok()
-                            .filter(|n| *n <= 8)
-                            .ok_or_else(|| err(format!("tb `{v}`: 0 (no tables) to 8 pieces")))?
-                    }
-                    "weights" => ab.set_weights(v).map_err(&err)?,
-                    "model" if !v.is_empty() => ab.model = Some(v.to_string()),
-                    _ => {
-                        return Err(err(format!(
-                            "unknown key `{k}` (known: time, nodes, depth, tt, flips, tb, weights, model)"
-                        )));
-                    }
-                }
+                let time =
+                    |v: &str| parse_duration(v).ok_or_else(|| format!("time `{v}`: use e.g. 200ms or 1.5s"));
+                ab.set_key(k, v, time).map_err(&err)?;
             }
             return Ok(AgentSpec::BanqiAb(ab));
         }
@@ -469,35 +443,7 @@ impl fmt::Display for AgentSpec {
                 }
                 spec_with_parts(f, "trigolden-user", &parts)
             }
-            AgentSpec::BanqiAb(s) => {
-                let d = AbSettings::default();
-                let mut parts = Vec::new();
-                if let Some(t) = s.time {
-                    parts.push(format!("time={}ms", t.as_millis()));
-                }
-                if let Some(n) = s.nodes {
-                    parts.push(format!("nodes={n}"));
-                }
-                if s.depth != d.depth {
-                    parts.push(format!("depth={}", s.depth));
-                }
-                if s.tt_mib != d.tt_mib {
-                    parts.push(format!("tt={}", s.tt_mib));
-                }
-                if s.near_flips != d.near_flips {
-                    parts.push(format!("flips={}", s.near_flips));
-                }
-                if s.tablebase != d.tablebase {
-                    parts.push(format!("tb={}", s.tablebase));
-                }
-                if let Some(w) = s.weights_text() {
-                    parts.push(format!("weights={w}"));
-                }
-                if let Some(m) = &s.model {
-                    parts.push(format!("model={m}"));
-                }
-                spec_with_parts(f, "banqi-ab", &parts)
-            }
+            AgentSpec::BanqiAb(s) => spec_with_parts(f, "banqi-ab", &s.spec_parts()),
         }
     }
 }
@@ -716,6 +662,7 @@ mod tests {
             "trigolden-user:time=1000ms,clock=turn",
             "banqi-ab:time=300ms,nodes=5000,depth=12,tt=4,flips=6,tb=0",
             "banqi-ab:nodes=100,weights=900/500/250/120/60/330/45/600/300/900/3",
+            "banqi-ab:time=300ms,flip_depth=2,search=2,null=0,contempt=10",
         ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();
@@ -772,6 +719,7 @@ mod tests {
             "mcts:sims=0",
             "mcts:sims=abc",
             "banqi-ab:depth=0",
+            "banqi-ab:search=3",
             "banqi-ab:time=3",
             "banqi-ab:sims=100",
             "banqi-ab:weights=1/2/3",

@@ -5,6 +5,8 @@
 //!   latency per worker count, plus where the CPU went (per thread, from `/proc`).
 //! - `bench worker`: an in-process coordinator and a real worker playing `--games` games; the
 //!   share of the worker's CPU spent outside game play, and Parquet bytes per stored position.
+//! - `bench net`, `bench serve`, `bench depth`: the network, the play server, `banqi-ab`'s depth
+//!   by phase ([`crate::bench_depth`]).
 //!
 //! CPU accounting is per thread, from `/proc/self/task/*/schedstat` (run time and run-queue
 //! wait in ns; `stat` ticks where that file is missing), so Linux only. The coordinator, the
@@ -67,6 +69,11 @@ pub enum BenchCommand {
     ///
     /// Example: zeroplay bench serve --ms 100,1000 --moves 20 --games 1000
     Serve(crate::bench_serve::ServeBenchArgs),
+    /// `banqi-ab`'s search depth by phase of the game (opening, middle game, ending) at its
+    /// time per move, agents side by side on the same positions.
+    ///
+    /// Example: zeroplay bench depth -a banqi-ab:time=300ms,flip_depth=2 -a banqi-ab:time=300ms
+    Depth(crate::bench_depth::DepthBenchArgs),
 }
 
 /// Runs the benchmark.
@@ -79,6 +86,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         BenchCommand::Worker(a) => worker::worker(a),
         BenchCommand::Net(a) => crate::bench_net::run(a),
         BenchCommand::Serve(a) => crate::bench_serve::run(a),
+        BenchCommand::Depth(a) => crate::bench_depth::run(a),
     }
 }
 

@@ -89,6 +89,12 @@ pub struct AbSettings {
     pub tt_mib: u32,
     /// Flips next to a face-up piece searched below the root.
     pub near_flips: u8,
+    /// Remaining depth below which a node (not the root) searches no flip unless it has no
+    /// other move (`flip_depth=`): a flip is a chance node of up to 14 reveals, so flips near
+    /// the leaves cost most of the tree. 4 (the default) searched a ply or two deeper in the
+    /// opening and middle game and scored 78% against 2, ebfbbd8's value
+    /// (`banqi-ab:flip_depth=2` is that baseline; docs/benchmarks.md, issue 39).
+    pub flip_depth: u8,
     /// Pieces on a board with nothing face down at or below which the endgame tables the
     /// game can reach are built (before the search, counted in its time) and probed; 0: none.
     pub tablebase: u8,
@@ -100,6 +106,16 @@ pub struct AbSettings {
     /// A trained value network (`model=PATH`) that replaces the handcrafted evaluation at
     /// every leaf (each quiescence node's stand-pat), loaded when the agent is built.
     pub model: Option<String>,
+    /// The search's generation (`search=`): 1 (the default) is plain alpha-beta as in
+    /// ebfbbd8; 2 adds principal-variation search, aspiration windows at the root, null-move
+    /// pruning while face-down pieces remain and contempt. Measured in docs/benchmarks.md
+    /// (issue 39): 2 was no stronger, so it is not the default.
+    pub search: u8,
+    /// Null-move pruning in `search=2` (`null=0` turns it off).
+    pub null_move: bool,
+    /// A draw's cost in `search=2` for a side the last search found well ahead, in the
+    /// evaluation's units (a pawn is about 40; `contempt=0` turns it off).
+    pub contempt: u16,
 }
 
 impl Default for AbSettings {
@@ -110,10 +126,14 @@ impl Default for AbSettings {
             depth: 64,
             tt_mib: 16,
             near_flips: 4,
+            flip_depth: 4,
             tablebase: 5,
             store: None,
             weights: Weights::default(),
             model: None,
+            search: 1,
+            null_move: true,
+            contempt: 40,
         }
     }
 }
@@ -151,6 +171,108 @@ impl AbSettings {
     pub fn weights_text(&self) -> Option<String> {
         (self.weights != Weights::default())
             .then(|| self.weights.to_list().iter().map(i32::to_string).collect::<Vec<_>>().join("/"))
+    }
+
+    /// Sets one `key=value` of a `banqi-ab:…` spec; `time` parses a duration.
+    ///
+    /// # Errors
+    /// An unknown key or a bad value, described.
+    pub fn set_key(
+        &mut self,
+        k: &str,
+        v: &str,
+        time: impl Fn(&str) -> Result<Duration, String>,
+    ) -> Result<(), String> {
+        let count = |what: &str| {
+            v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("{what} `{v}`: a positive count"))
+        };
+        match k {
+            "time" => self.time = Some(time(v)?),
+            "nodes" => self.nodes = Some(count("nodes")?),
+            "depth" => self.depth = count("depth")?.min(100) as u8,
+            "tt" => self.tt_mib = count("tt")?.min(4096) as u32,
+            "flips" => self.near_flips = count("flips")?.min(32) as u8,
+            "flip_depth" => self.flip_depth = count("flip_depth")?.min(64) as u8,
+            "tb" => {
+                self.tablebase = v
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|n| *n <= 8)
+                    .ok_or_else(|| format!("tb `{v}`: 0 (no tables) to 8 pieces"))?
+            }
+            "weights" => self.set_weights(v)?,
+            "model" if !v.is_empty() => self.model = Some(v.to_string()),
+            "null" => {
+                self.null_move = match v {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(format!("null `{v}`: 0 or 1")),
+                }
+            }
+            "contempt" => {
+                self.contempt = v
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|c| *c <= 1_000)
+                    .ok_or_else(|| format!("contempt `{v}`: 0 to 1000"))?
+            }
+            "search" => {
+                self.search = match v {
+                    "1" => 1,
+                    "2" => 2,
+                    _ => {
+                        return Err(format!(
+                            "search `{v}`: 1 (plain alpha-beta) or 2 (PVS, aspiration, null move)"
+                        ));
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "unknown key `{k}` (known: time, nodes, depth, tt, flips, flip_depth, tb, weights, model, search, null, contempt)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The `key=value` parts of this agent's spec, the defaults left out.
+    pub fn spec_parts(&self) -> Vec<String> {
+        let d = AbSettings::default();
+        let mut parts = Vec::new();
+        if let Some(t) = self.time {
+            parts.push(format!("time={}ms", t.as_millis()));
+        }
+        if let Some(n) = self.nodes {
+            parts.push(format!("nodes={n}"));
+        }
+        for (key, value, default) in [
+            ("depth", u32::from(self.depth), u32::from(d.depth)),
+            ("tt", self.tt_mib, d.tt_mib),
+            ("flips", u32::from(self.near_flips), u32::from(d.near_flips)),
+            ("flip_depth", u32::from(self.flip_depth), u32::from(d.flip_depth)),
+            ("tb", u32::from(self.tablebase), u32::from(d.tablebase)),
+        ] {
+            if value != default {
+                parts.push(format!("{key}={value}"));
+            }
+        }
+        if let Some(w) = self.weights_text() {
+            parts.push(format!("weights={w}"));
+        }
+        if let Some(m) = &self.model {
+            parts.push(format!("model={m}"));
+        }
+        if self.search != d.search {
+            parts.push(format!("search={}", self.search));
+        }
+        if self.null_move != d.null_move {
+            parts.push(format!("null={}", u8::from(self.null_move)));
+        }
+        if self.contempt != d.contempt {
+            parts.push(format!("contempt={}", self.contempt));
+        }
+        parts
     }
 
     /// The time per move: `time`, or 300 ms when neither `time` nor `nodes` is set.

@@ -541,6 +541,11 @@ impl Banqi {
         self.board[sq] = cell;
     }
 
+    /// How many squares hold a face-down piece.
+    pub fn face_down_count(&self) -> usize {
+        self.pool.iter().map(|&n| usize::from(n)).sum()
+    }
+
     /// The face-down squares in index order.
     fn face_down_squares(&self) -> impl Iterator<Item = usize> + '_ {
         (0..SQUARES).filter(|&s| self.board[s] == FACE_DOWN)

@@ -13,12 +13,26 @@
 //!   attacker, two killer moves per ply, the history heuristic, flips last.
 //! - **Quiescence** over captures, the cannon's jumps included.
 //! - **Late-move reductions** for quiet moves (re-searched at full depth when they beat
-//!   alpha). No null move: Banqi has zugzwang (a side with no legal move loses), and a null
-//!   move through a chance node has no sound meaning.
+//!   alpha).
+//! - **Principal-variation search** and **aspiration windows** (`search=2`; not the default,
+//!   measured no stronger here):
+//!   every move after the first is tried in a null window and searched in full only when it
+//!   beats the best; from depth 4 the root's window is ±[`ASPIRATION`] around the last
+//!   iteration's score.
+//! - **Null move** (`search=2`) at null-window nodes, only while face-down pieces remain: a
+//!   side that could flip always has a spare move, so Banqi's zugzwang (a side with no legal
+//!   move loses) cannot make passing look better than moving. Not twice in a row, never
+//!   near a won or lost score.
+//! - **Contempt** (`search=2`): after a search that found its side [`CONTEMPT_FROM`] or more
+//!   ahead, the next one scores a draw (repetition, no progress) at −`contempt` (default 40,
+//!   a pawn) for that side, so a won position is played on rather than repeated. `search=1`,
+//!   the default, is the search without these four (as in ebfbbd8).
 //! - **Selective flips.** Every flip at the root; below it, the flips next to a face-up piece
 //!   (most neighbours first, at most [`AbSettings::near_flips`]) and one flip with no face-up
 //!   neighbour standing for all such squares, whose reveals differ only in what they later
-//!   become next to. Every node keeps at least one flip while any face-down square remains,
+//!   become next to, and those only where at least [`AbSettings::flip_depth`] plies remain
+//!   (4 by default: a flip is a chance node of up to 14 reveals, and flips near the leaves
+//!   cost most of the tree). Every node keeps at least one flip when it has no other move,
 //!   so selection never makes a side look as if it had no move.
 //!
 //! The evaluation ([`Weights`]) values each piece by what it can still capture among the
@@ -30,19 +44,21 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod agent;
 mod eval;
+mod order;
+
+pub use agent::{AbAgent, NODES_PER_SIM, score_value};
+use order::{capture_order, touching};
 
 pub use eval::{Weights, evaluate};
 
 use crate::Rng;
 pub use crate::agent::AbSettings;
-use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader};
 use crate::banqi::tablebase::{Tablebase, Wdl};
 use crate::banqi::{Action, Banqi, EMPTY, FACE_DOWN, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
 use crate::eval::{Evaluator, Leaf};
 use crate::game::{Game, Outcome, Seat};
-use crate::leaf::LeafSettings;
-use crate::mcts::Progress;
 
 /// The score of a won position (less the plies to the win).
 pub const WIN: i32 = 100_000;
@@ -51,6 +67,12 @@ const WIN_BOUND: i32 = WIN - 1_000;
 /// The evaluation stays within ± this.
 pub(crate) const EVAL_MAX: i32 = 50_000;
 const INF: i32 = WIN + 1;
+/// Half-width of the root's aspiration window (about a pawn and a quarter).
+const ASPIRATION: i32 = 50;
+/// How far ahead (three pawns) a side must be for `contempt` to count against its draws.
+const CONTEMPT_FROM: i32 = 120;
+/// Extra plies a null move's search is shortened by.
+const NULL_REDUCTION: i32 = 2;
 /// Deepest ply the search reaches (quiescence included).
 const MAX_PLY: usize = 128;
 
@@ -106,6 +128,13 @@ pub struct Searcher {
     tablebase: Tablebase,
     /// The network that values leaves instead of [`evaluate`], if any.
     leaf: Option<NetLeaf>,
+    /// The side to move at the root of the current search.
+    root_side: Seat,
+    /// A draw's score for the root side: `-contempt` while the last search found it well
+    /// ahead (`search=2`), so it plays on for the win instead of repeating; else 0.
+    draw_score: i32,
+    /// The last search's score, for the root side of that search.
+    last_score: i32,
 }
 
 /// A value network at the leaves, with a cache of the positions it has valued (the same
@@ -170,6 +199,9 @@ impl Searcher {
                 rng: crate::rng_from_seed(0),
                 calls: 0,
             }),
+            root_side: Seat::First,
+            draw_score: 0,
+            last_score: 0,
             settings,
         }
     }
@@ -199,6 +231,12 @@ impl Searcher {
         }
         self.nodes = 0;
         self.stopped = false;
+        self.root_side = pos.side;
+        self.draw_score = if self.settings.search >= 2 && self.last_score >= CONTEMPT_FROM {
+            -i32::from(self.settings.contempt)
+        } else {
+            0
+        };
         self.node_limit = self.settings.nodes.unwrap_or(u64::MAX);
         self.deadline = self.settings.move_time().map(|t| start + t);
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
@@ -231,28 +269,44 @@ impl Searcher {
         if root.len() == 1 {
             return result;
         }
+        let v2 = self.settings.search >= 2;
         for depth in 1..=self.settings.depth.max(1) {
-            let mut alpha = -INF;
-            let mut best: Option<(Action, i32)> = None;
-            for m in root.iter_mut() {
-                let v = self.child_value(pos, m.0, i32::from(depth) - 1, alpha, INF, 0);
+            // Aspiration: from depth 4 the root is searched in a window around the last
+            // iteration's score, widened to the failing side's infinity when it fails.
+            let (mut lo, mut hi) = if v2 && depth >= 4 && result.score.abs() < WIN_BOUND {
+                (result.score - ASPIRATION, result.score + ASPIRATION)
+            } else {
+                (-INF, INF)
+            };
+            let mut fail_high: Option<(Action, i32)> = None;
+            let best = loop {
+                let b = self.root_iteration(pos, &mut root, depth, lo, hi);
                 if self.stopped {
-                    break;
+                    break b;
                 }
-                m.1 = v;
-                if v > alpha {
-                    alpha = v;
-                    best = Some((m.0, v));
+                match b {
+                    Some((a, v)) if v >= hi && hi < INF => {
+                        fail_high = Some((a, v));
+                        hi = INF;
+                        // The move that failed high is searched first again.
+                        root.sort_by_key(|m| std::cmp::Reverse(if m.0 == a { INF } else { m.1 }));
+                    }
+                    None if lo > -INF => lo = -INF,
+                    _ => break b,
                 }
-            }
+            };
             if self.stopped {
                 // A move of the unfinished iteration counts only if the previous best (searched
-                // first) was finished too and was beaten.
+                // first) was finished too and was beaten, or if it failed high above the last
+                // iteration's score.
                 if let Some((a, v)) = best
                     && root[0].0 == result.best
                     && a != result.best
                     && v > root[0].1
                 {
+                    result.best = a;
+                    result.score = v;
+                } else if let (None, Some((a, v))) = (best, fail_high) {
                     result.best = a;
                     result.score = v;
                 }
@@ -269,7 +323,48 @@ impl Searcher {
             }
         }
         result.nodes = self.nodes;
+        self.last_score = result.score;
         result
+    }
+
+    /// One iteration over the root moves in the window `(lo, hi)`: the best move and its
+    /// score, `None` when none scored above `lo` (or the search stopped first). With
+    /// `search=2` every move after the first is tried in a null window first (PVS) and
+    /// searched in full only when it beats the best so far.
+    fn root_iteration(
+        &mut self,
+        pos: &Banqi,
+        root: &mut [(Action, i32)],
+        depth: u8,
+        lo: i32,
+        hi: i32,
+    ) -> Option<(Action, i32)> {
+        let pvs = self.settings.search >= 2;
+        let d = i32::from(depth) - 1;
+        let mut alpha = lo;
+        let mut best = None;
+        for (i, m) in root.iter_mut().enumerate() {
+            let mut v = if pvs && i > 0 {
+                self.child_value(pos, m.0, d, alpha, alpha + 1, 0)
+            } else {
+                self.child_value(pos, m.0, d, alpha, hi, 0)
+            };
+            if pvs && i > 0 && v > alpha && v < hi && !self.stopped {
+                v = self.child_value(pos, m.0, d, alpha, hi, 0);
+            }
+            if self.stopped {
+                break;
+            }
+            m.1 = v;
+            if v > alpha {
+                alpha = v;
+                best = Some((m.0, v));
+                if v >= hi {
+                    break;
+                }
+            }
+        }
+        best
     }
 
     /// The value for the mover at `pos` of playing `a`, searched to `depth` more plies.
@@ -278,7 +373,16 @@ impl Searcher {
         child.play_unchecked(a);
         match a {
             Action::Flip(_) => self.chance(&child, depth, alpha, beta, ply + 1),
-            _ => -self.negamax(&child, depth, -beta, -alpha, ply + 1),
+            _ => -self.negamax(&child, depth, -beta, -alpha, ply + 1, true),
+        }
+    }
+
+    /// The static value of `pos` for the side to move: the network's where one values the
+    /// leaves, else the handcrafted evaluation.
+    fn stand(&mut self, pos: &Banqi) -> i32 {
+        match &mut self.leaf {
+            Some(net) => net.value(pos),
+            None => evaluate(pos, &self.weights),
         }
     }
 
@@ -319,7 +423,7 @@ impl Searcher {
             let mut child = pos.clone();
             child.play_unchecked(Action::Reveal(Piece::from_code(code)));
             // The reveal passes the turn: the child's mover is the flipper's opponent.
-            let v = f64::from(-self.negamax(&child, depth, -(b as i32), -(a as i32), ply + 1));
+            let v = f64::from(-self.negamax(&child, depth, -(b as i32), -(a as i32), ply + 1, true));
             if self.stopped {
                 return 0;
             }
@@ -334,17 +438,27 @@ impl Searcher {
         sum.round() as i32
     }
 
-    fn terminal(o: Outcome, side: Seat, ply: usize) -> i32 {
+    fn terminal(&self, o: Outcome, side: Seat, ply: usize) -> i32 {
         match o.winner() {
-            None => 0,
+            None if side == self.root_side => self.draw_score,
+            None => -self.draw_score,
             Some(w) if w == side => WIN - ply as i32,
             Some(_) => -(WIN - ply as i32),
         }
     }
 
-    fn negamax(&mut self, pos: &Banqi, depth: i32, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+    /// `null_ok`: a null move may be tried here (not right after one).
+    fn negamax(
+        &mut self,
+        pos: &Banqi,
+        depth: i32,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        null_ok: bool,
+    ) -> i32 {
         if let Some(o) = pos.outcome {
-            return Self::terminal(o, pos.side, ply);
+            return self.terminal(o, pos.side, ply);
         }
         if let Some(v) = self.probe_tables(pos, ply) {
             return v;
@@ -371,6 +485,30 @@ impl Searcher {
                 }
             }
         }
+        let v2 = self.settings.search >= 2;
+        // Null move: while face-down pieces remain the mover always has a spare move (a flip),
+        // so passing is a sound lower bound in all but rare zugzwangs. Null-window nodes only.
+        if v2
+            && self.settings.null_move
+            && null_ok
+            && depth >= 3
+            && beta - alpha == 1
+            && beta.abs() < WIN_BOUND
+            && pos.pool.iter().any(|&n| n > 0)
+            && self.stand(pos) >= beta
+        {
+            let mut null = pos.clone();
+            null.switch_side();
+            null.irreversible();
+            null.settle();
+            let v = -self.negamax(&null, depth - 1 - NULL_REDUCTION, -beta, -beta + 1, ply + 1, false);
+            if self.stopped {
+                return 0;
+            }
+            if v >= beta {
+                return if v >= WIN_BOUND { beta } else { v };
+            }
+        }
         let mut moves = [(Action::Flip(0), 0i32); 96];
         let n = self.generate(pos, depth, ply, tt_move, &mut moves);
         let moves = &mut moves[..n];
@@ -380,7 +518,19 @@ impl Searcher {
         let mut best_move = NO_MOVE;
         for (i, &(a, score)) in moves.iter().enumerate() {
             let quiet = score < 80_000 && matches!(a, Action::Move { .. });
-            let v = if quiet && i >= 3 && depth >= 3 {
+            let late = quiet && i >= 3 && depth >= 3;
+            let v = if v2 && i > 0 {
+                // PVS: a null window first (reduced for late quiet moves), the full window
+                // only for a move that beats the best so far.
+                let mut v = self.child_value(pos, a, depth - if late { 2 } else { 1 }, alpha, alpha + 1, ply);
+                if late && v > alpha && !self.stopped {
+                    v = self.child_value(pos, a, depth - 1, alpha, alpha + 1, ply);
+                }
+                if v > alpha && v < beta && !self.stopped {
+                    v = self.child_value(pos, a, depth - 1, alpha, beta, ply);
+                }
+                v
+            } else if late {
                 let reduced = self.child_value(pos, a, depth - 2, alpha, alpha + 1, ply);
                 if reduced > alpha && !self.stopped {
                     self.child_value(pos, a, depth - 1, alpha, beta, ply)
@@ -428,7 +578,7 @@ impl Searcher {
 
     fn quiesce(&mut self, pos: &Banqi, mut alpha: i32, beta: i32, ply: usize) -> i32 {
         if let Some(o) = pos.outcome {
-            return Self::terminal(o, pos.side, ply);
+            return self.terminal(o, pos.side, ply);
         }
         if let Some(v) = self.probe_tables(pos, ply) {
             return v;
@@ -436,10 +586,7 @@ impl Searcher {
         if self.tick() {
             return 0;
         }
-        let stand = match &mut self.leaf {
-            Some(net) => net.value(pos),
-            None => evaluate(pos, &self.weights),
-        };
+        let stand = self.stand(pos);
         if stand >= beta || ply >= MAX_PLY - 1 {
             return stand;
         }
@@ -478,79 +625,6 @@ impl Searcher {
         best
     }
 
-    /// Fills `out` with the node's actions and their ordering scores; returns how many.
-    fn generate(
-        &self,
-        pos: &Banqi,
-        depth: i32,
-        ply: usize,
-        tt_move: u16,
-        out: &mut [(Action, i32)],
-    ) -> usize {
-        let mut n = 0;
-        let mut isolated: Option<u8> = None;
-        let mut near: [(u8, i32); SQUARES] = [(0, 0); SQUARES];
-        let mut near_n = 0;
-        pos.for_each_action(|a| {
-            match a {
-                Action::Flip(s) => {
-                    let touching = touching(pos, s);
-                    if pack(a) == tt_move {
-                        out[n] = (a, self.order_score(pos, a, ply, tt_move));
-                        n += 1;
-                    } else if touching == 0 {
-                        isolated.get_or_insert(s);
-                    } else {
-                        near[near_n] = (s, touching);
-                        near_n += 1;
-                    }
-                }
-                _ => {
-                    out[n] = (a, self.order_score(pos, a, ply, tt_move));
-                    n += 1;
-                }
-            }
-            true
-        });
-        // Deep enough for a reveal to matter, or nothing else to do: the selected flips.
-        if depth >= 2 || n == 0 {
-            let near = &mut near[..near_n];
-            near.sort_by_key(|f| std::cmp::Reverse(f.1));
-            for &(s, touching) in near.iter().take(self.settings.near_flips as usize) {
-                out[n] = (Action::Flip(s), -1_000 + touching);
-                n += 1;
-            }
-            if let Some(s) = isolated {
-                out[n] = (Action::Flip(s), -2_000);
-                n += 1;
-            }
-        }
-        n
-    }
-
-    fn order_score(&self, pos: &Banqi, a: Action, ply: usize, tt_move: u16) -> i32 {
-        let p = pack(a);
-        if p == tt_move {
-            return 1_000_000;
-        }
-        match a {
-            Action::Move { from, to } if pos.board[to as usize] != EMPTY => {
-                100_000 + capture_order(pos, from, to)
-            }
-            Action::Move { from, to } => {
-                if ply < MAX_PLY && self.killers[ply][0] == p {
-                    90_000
-                } else if ply < MAX_PLY && self.killers[ply][1] == p {
-                    89_000
-                } else {
-                    self.history[from as usize][to as usize]
-                }
-            }
-            Action::Flip(s) => -1_000 + touching(pos, s),
-            Action::Reveal(_) => 0,
-        }
-    }
-
     /// The endgame tables' score of `pos`, where they hold it.
     fn probe_tables(&self, pos: &Banqi, ply: usize) -> Option<i32> {
         if self.tablebase.tables() == 0 || pos.pool.iter().any(|&n| n > 0) {
@@ -578,19 +652,6 @@ impl Searcher {
     }
 }
 
-/// Face-up pieces orthogonally next to `sq`.
-fn touching(pos: &Banqi, sq: u8) -> i32 {
-    NEIGHBOURS[sq as usize].iter().filter(|&&t| t != u8::MAX && pos.board[t as usize] < FACE_DOWN).count()
-        as i32
-}
-
-/// Most valuable victim first, then least valuable attacker.
-fn capture_order(pos: &Banqi, from: u8, to: u8) -> i32 {
-    let rank = |c: u8| i32::from(c % 7);
-    // Kinds run strongest first: a low victim rank is a valuable victim.
-    (7 - rank(pos.board[to as usize])) * 16 + rank(pos.board[from as usize])
-}
-
 /// Win scores count plies from the root; the table keeps them from the node.
 fn to_tt(v: i32, ply: usize) -> i32 {
     if v >= WIN_BOUND {
@@ -612,94 +673,16 @@ fn from_tt(v: i32, ply: usize) -> i32 {
     }
 }
 
-/// Banqi's own agent: `banqi-ab:…`.
-impl GameAgents for Banqi {
-    fn game_agent(
-        spec: &AgentSpec,
-        name: String,
-        net: &NetLoader<'_, Banqi>,
-    ) -> Option<Result<Box<dyn Agent<Banqi>>, String>> {
-        let AgentSpec::BanqiAb(s) = spec else { return None };
-        let leaf = match &s.model {
-            Some(m) => match net(m, &LeafSettings::net_alone()) {
-                Ok(n) => Some(n),
-                Err(e) => return Some(Err(e)),
-            },
-            None => None,
-        };
-        Some(Ok(Box::new(AbAgent { name, searcher: Searcher::with_leaf(s.clone(), leaf) })))
-    }
-
-    /// `banqi-ab` at [`NODES_PER_SIM`] nodes per simulation: deterministic, and about the
-    /// time the same number of network MCTS simulations take on one core.
-    fn user_ai(sims: u64) -> Option<AgentSpec> {
-        Some(AgentSpec::BanqiAb(AbSettings {
-            nodes: Some(sims.saturating_mul(NODES_PER_SIM)),
-            ..AbSettings::default()
-        }))
-    }
-}
-
-/// `banqi-ab`'s nodes for one MCTS simulation in gating: a node costs ~0.45 µs, a network
-/// simulation ~45 µs (inference at small batches plus the tree) on one core.
-pub const NODES_PER_SIM: u64 = 100;
-
-/// The `banqi-ab:…` agent: a [`Searcher`] kept across the game's moves.
-pub struct AbAgent {
-    name: String,
-    searcher: Searcher,
-}
-
-impl AbAgent {
-    /// An agent with these settings (a `model` in them is not loaded: build the agent from
-    /// its [`AgentSpec`] with a network loader for that).
-    pub fn new(settings: AbSettings, name: String) -> AbAgent {
-        AbAgent { name, searcher: Searcher::new(settings) }
-    }
-}
-
-impl Agent<Banqi> for AbAgent {
-    fn name(&self) -> String {
-        self.name.clone()
-    }
-
-    fn choose(
-        &mut self,
-        state: &Banqi,
-        _rng: &mut Rng,
-        progress: &mut dyn FnMut(&Progress<Action>),
-    ) -> Action {
-        let result = self.searcher.search(state, |r, elapsed| {
-            progress(&Progress {
-                sims: r.nodes,
-                nodes: r.nodes as usize,
-                max_depth: u32::from(r.depth),
-                elapsed,
-                best: Some(r.best),
-                value: score_value(r.score),
-            })
-        });
-        result.best
-    }
-
-    fn set_stop(&mut self, stop: crate::agent::StopFlag) {
-        self.searcher.stop = Some(stop);
-    }
-}
-
-/// A score as a value in `[-1, 1]` (a pawn's worth is about 0.04).
-pub fn score_value(score: i32) -> f32 {
-    if score.abs() >= WIN_BOUND { score.signum() as f32 } else { (score as f32 / 1_000.0).tanh() }
-}
-
 #[cfg(test)]
 mod tests {
     use rand::RngExt;
 
     use super::eval::{PREY_START, piece_values, preys_on};
     use super::*;
+    use crate::agent::{Agent, AgentSpec};
     use crate::banqi::Colour;
     use crate::banqi::Kind;
+    use crate::leaf::LeafSettings;
 
     fn pos(text: &str) -> Banqi {
         Banqi::from_position_string(text).unwrap()
@@ -921,5 +904,77 @@ mod tests {
             g.play_unchecked(a);
             plies += 1;
         }
+    }
+
+    #[test]
+    fn both_search_generations_solve_the_tactics() {
+        for search in [1, 2] {
+            let run = |text: &str, tablebase: u8| {
+                let settings = AbSettings { nodes: Some(50_000), tablebase, search, ..AbSettings::default() };
+                Searcher::new(settings).search(&pos(text), |_, _| {})
+            };
+            assert_eq!(
+                run("8/8/Gg1a4/8 r - 0 1", 5).best,
+                Action::Move { from: 8, to: 9 },
+                "search={search}"
+            );
+            let win = run("8/8/8/Rh6 r - 0 1", 5);
+            assert_eq!((win.best, win.score), (Action::Move { from: 0, to: 1 }, WIN - 1), "search={search}");
+            let flee = run("8/8/Ag6/7H r - 0 1", 0);
+            assert!(
+                matches!(flee.best, Action::Move { from: 8, to: 0 | 16 }),
+                "search={search}: the advisor must flee: {flee:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_null_move_pass_keeps_the_position_but_the_mover() {
+        // What a null move searches: the same board and pool, the other side to move, and a
+        // key that is that position's own (so the table holds it as a real position).
+        let g = pos("1X2g3/r1XC4/2hS1a2/S6X r S1a1c1 12 1");
+        let mut null = g.clone();
+        null.switch_side();
+        null.irreversible();
+        null.settle();
+        let mut direct = pos("1X2g3/r1XC4/2hS1a2/S6X b S1a1c1 12 1");
+        direct.irreversible();
+        assert_eq!(
+            (null.board, null.pool, null.side, null.key),
+            (direct.board, direct.pool, direct.side, direct.key)
+        );
+        assert_eq!(null.outcome, None);
+        assert!(g.face_down_count() > 0);
+    }
+
+    #[test]
+    fn a_side_well_ahead_scores_draws_below_zero() {
+        let p = pos("8/8/Gg1a4/8 r - 0 1");
+        let draw = Outcome::on_points([0, 0]);
+        for (search, want) in [(1, 0), (2, -40)] {
+            let mut s = Searcher::new(AbSettings { nodes: Some(2_000), search, ..AbSettings::default() });
+            s.last_score = CONTEMPT_FROM;
+            s.search(&p, |_, _| {});
+            assert_eq!(s.terminal(draw, p.side, 3), want, "search={search}");
+            assert_eq!(s.terminal(draw, p.side.other(), 4), -want, "search={search}");
+            // Level positions keep draws at 0.
+            s.last_score = CONTEMPT_FROM - 1;
+            s.search(&p, |_, _| {});
+            assert_eq!(s.terminal(draw, p.side, 3), 0);
+        }
+    }
+
+    #[test]
+    fn flips_only_where_depth_remains_search_deeper_on_the_same_nodes() {
+        // An opening, four pieces face up: flips near the leaves are chance nodes of up to 14
+        // reveals each, so leaving them to the upper plies buys depth.
+        let p = pos("XXXgXXXX/XXXXsXXX/XXXXXXXX/XXCXXXXG r A2E2R2H2C1S5a2e2r2h2c2s4 0 5");
+        let depth = |flip_depth: u8| {
+            let settings = AbSettings { nodes: Some(200_000), flip_depth, ..AbSettings::default() };
+            Searcher::new(settings).search(&p, |_, _| {}).depth
+        };
+        assert_eq!(AbSettings::default().flip_depth, 4);
+        let (old, new) = (depth(2), depth(4));
+        assert!(new > old, "flip_depth=4 reached depth {new}, flip_depth=2 depth {old}");
     }
 }
