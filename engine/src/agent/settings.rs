@@ -92,8 +92,9 @@ pub struct AbSettings {
     /// Remaining depth below which a node (not the root) searches no flip unless it has no
     /// other move (`flip_depth=`): a flip is a chance node of up to 14 reveals, so flips near
     /// the leaves cost most of the tree. 4 (the default) searched a ply or two deeper in the
-    /// opening and middle game and scored 78% against 2, ebfbbd8's value
-    /// (`banqi-ab:flip_depth=2` is that baseline; docs/benchmarks.md, issue 39).
+    /// opening and middle game and scored 78% against 2, ebfbbd8's value, at 100 ms a move
+    /// and 57.5% at 300 ms (`banqi-ab:flip_depth=2` is that baseline; docs/benchmarks.md,
+    /// issue 39).
     pub flip_depth: u8,
     /// Pieces on a board with nothing face down at or below which the endgame tables the
     /// game can reach are built (before the search, counted in its time) and probed; 0: none.
