@@ -36,41 +36,6 @@ pub fn to_bytes(net: &ValueNet, meta: &ModelMeta) -> Result<Vec<u8>, ModelError>
     store.get_bytes().map_err(|e| ModelError::Weights(e.to_string()))
 }
 
-/// Compares the tensor table of `bytes` with that of `expected` (a freshly built network of
-/// the declared shape, so the list cannot drift from the code): every tensor present, float32
-/// and of the right shape, nothing extra. Done before burn reads the weights, so a float16
-/// file or a missing tensor is a clear [`ModelError::Weights`], not a panic in a matmul or a
-/// library's hint.
-fn check_tensors(bytes: &[u8], expected: &[u8]) -> Result<(), ModelError> {
-    let have = safetensors::SafeTensors::deserialize(bytes)
-        .map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
-    let want =
-        safetensors::SafeTensors::deserialize(expected).map_err(|e| ModelError::Weights(e.to_string()))?;
-    let mut problems = Vec::new();
-    let mut names: Vec<(String, safetensors::tensor::TensorView<'_>)> = want.tensors();
-    names.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, w) in &names {
-        match have.tensor(name) {
-            Err(_) => problems.push(format!("tensor `{name}` is missing")),
-            Ok(t) if t.dtype() != safetensors::Dtype::F32 => problems.push(format!(
-                "tensor `{name}` is {:?}; zeroplay model files hold float32 (F32) tensors (convert it)",
-                t.dtype()
-            )),
-            Ok(t) if t.shape() != w.shape() => problems.push(format!(
-                "tensor `{name}` has shape {:?}, the network needs {:?}",
-                t.shape(),
-                w.shape()
-            )),
-            Ok(_) => {}
-        }
-    }
-    let mut extra: Vec<String> =
-        have.names().into_iter().filter(|n| want.tensor(n).is_err()).map(str::to_string).collect();
-    extra.sort();
-    problems.extend(extra.into_iter().map(|n| format!("tensor `{n}` is not part of the declared network")));
-    if problems.is_empty() { Ok(()) } else { Err(ModelError::Weights(problems.join("; "))) }
-}
-
 /// A loaded, checked network ready for inference. Cloning shares the weights.
 #[derive(Clone, Debug)]
 pub struct Model {
@@ -93,37 +58,11 @@ pub struct Model {
 /// [`ModelError`] for anything that is not a model of `G` with this engine's feature
 /// encoding, or whose weights do not fit its declared network.
 pub fn load<G: Features>(bytes: &[u8], device: &Device) -> Result<Model, ModelError> {
-    let meta = read_meta(bytes)?;
-    if meta.game != G::NAME {
-        return Err(ModelError::WrongGame { expected: G::NAME.into(), found: meta.game });
-    }
-    if meta.feature_version != G::FEATURE_VERSION
-        || meta.feature_len != G::FEATURE_LEN
-        || meta.policy_len != G::POLICY_LEN
-    {
-        return Err(ModelError::FeatureVersion {
-            game: meta.game,
-            expected: G::FEATURE_VERSION,
-            expected_len: G::FEATURE_LEN,
-            found: meta.feature_version,
-            found_len: meta.feature_len,
-        });
-    }
-    // Tensors are checked by safetensors itself first (offsets, lengths), so a damaged body
-    // is refused before burn sees it.
-    let st = safetensors::SafeTensors::deserialize(bytes)
-        .map_err(|e| ModelError::NotSafetensors(e.to_string()))?;
-    if meta.ownership_len != 0 && meta.ownership_len != G::OWNERSHIP_LEN {
-        return Err(ModelError::BadValue {
-            key: "zeroplay.ownership_len",
-            value: format!("{} (this game's ownership target has {})", meta.ownership_len, G::OWNERSHIP_LEN),
-        });
-    }
+    // The burn-free check the coordinator runs too: metadata against the engine, the tensor
+    // table of the declared network, finite weights, a forward pass. Then burn reads them.
+    let meta = modelfile::check_for::<G>(bytes)?;
     let mut net =
         ValueNet::with_ownership(&meta.net, meta.feature_len, meta.policy_len, meta.ownership_len, device);
-    check_tensors(bytes, &to_bytes(&net, &meta)?)?;
-    // Names, types and shapes fit: now every weight must be a number.
-    modelfile::check_finite(&st)?;
     let mut store = SafetensorsStore::from_bytes(Some(bytes.to_vec())).validate(true).allow_partial(false);
     let applied = net.load_from(&mut store).map_err(|e| ModelError::Weights(e.to_string()))?;
     if !applied.errors.is_empty() || !applied.missing.is_empty() || !applied.unused.is_empty() {
