@@ -21,6 +21,10 @@
 //!   with `needs:` (what no test machine has: a cluster, a Docker engine, a GPU, or the minutes
 //!   a benchmark takes), and every command of a block preceded by
 //!   `<!-- docs-test: needs: … -->`.
+//! - Each command has a time limit (three minutes; `local` and `curve` ten; a server one
+//!   minute to stop after SIGTERM): past it the command is killed and the test fails naming
+//!   it, with the end of its output. Output goes to files, so a leftover process cannot hold
+//!   the test up through a pipe.
 
 mod common;
 
@@ -302,14 +306,55 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// How long a scaled-down command may take (they take seconds; `local` and `curve` a minute).
+const LIMIT: Duration = Duration::from_secs(180);
+const LONG_LIMIT: Duration = Duration::from_secs(600);
+/// How long a server may take to stop after SIGTERM.
+const STOP_LIMIT: Duration = Duration::from_secs(60);
+
+/// The exit status of `child`; past `limit` it is killed and the test fails with what it
+/// printed, so a command that hangs is named instead of holding CI up until its deadline.
+fn wait_or_kill(
+    child: &mut Child,
+    limit: Duration,
+    place: &str,
+    line: &str,
+    out: &Path,
+    err: &Path,
+) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let tail = |p: &Path| {
+                let t = std::fs::read_to_string(p).unwrap_or_default();
+                let cut = t.len().saturating_sub(4000);
+                t[t.ceil_char_boundary(cut)..].to_string()
+            };
+            panic!(
+                "{place}: `{line}` still running after {} s; killed. Its output ended:\n{}\n{}",
+                limit.as_secs(),
+                tail(out),
+                tail(err)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A long-running command: up for a few seconds (and answering, where it prints an address),
 /// then SIGTERM; it must stop by itself with status 0.
 fn run_server(mut cmd: Command, place: &str, line: &str) -> String {
     let out_path = std::env::temp_dir().join(format!("zeroplay-docs-{}.out", std::process::id()));
+    let err_path = out_path.with_extension("err");
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(Stdio::piped())
+        .stderr(std::fs::File::create(&err_path).unwrap())
         .spawn()
         .unwrap();
     let start = Instant::now();
@@ -332,15 +377,15 @@ fn run_server(mut cmd: Command, place: &str, line: &str) -> String {
         let ok = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
         assert!(ok.success());
     }
-    let out = child.wait_with_output().unwrap();
+    let status = wait_or_kill(&mut child, STOP_LIMIT, place, line, &out_path, &err_path);
     let printed = std::fs::read_to_string(&out_path).unwrap_or_default();
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
     let _ = std::fs::remove_file(&out_path);
+    let _ = std::fs::remove_file(&err_path);
     assert!(
-        out.status.success(),
-        "{place}: `{line}` exited with {} (SIGTERM {}):\n{printed}\n{}",
-        out.status,
+        status.success(),
+        "{place}: `{line}` exited with {status} (SIGTERM {}):\n{printed}\n{stderr}",
         if exited.is_none() { "sent" } else { "not needed" },
-        String::from_utf8_lossy(&out.stderr)
     );
     printed
 }
@@ -405,21 +450,28 @@ fn every_documented_command_runs_as_written() {
         let printed = match args[0].as_str() {
             "coordinator" | "worker" | "serve" | "train" => run_server(cmd, &c.place, &c.line),
             _ => {
-                let mut child =
-                    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+                // Output to files, not pipes: a process the command leaves behind cannot hold
+                // the test up by keeping a pipe open.
+                let (out_path, err_path) = (work.join("docs-command.out"), work.join("docs-command.err"));
+                let mut child = cmd
+                    .stdin(Stdio::piped())
+                    .stdout(std::fs::File::create(&out_path).unwrap())
+                    .stderr(std::fs::File::create(&err_path).unwrap())
+                    .spawn()
+                    .unwrap();
                 let mut input = child.stdin.take().unwrap();
                 input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
                 drop(input);
-                let out = child.wait_with_output().unwrap();
-                let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+                let limit = if matches!(args[0].as_str(), "local" | "curve") { LONG_LIMIT } else { LIMIT };
+                let status = wait_or_kill(&mut child, limit, &c.place, &c.line, &out_path, &err_path);
+                let printed = std::fs::read_to_string(&out_path).unwrap_or_default();
                 assert!(
-                    out.status.success(),
-                    "{}: `{}` (run as `zeroplay {}`) failed with {}:\n{printed}\n{}",
+                    status.success(),
+                    "{}: `{}` (run as `zeroplay {}`) failed with {status}:\n{printed}\n{}",
                     c.place,
                     c.line,
                     args.join(" "),
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr)
+                    std::fs::read_to_string(&err_path).unwrap_or_default()
                 );
                 printed
             }
