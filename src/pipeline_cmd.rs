@@ -208,6 +208,8 @@ pub fn local(args: LocalArgs) -> Result<()> {
     cfg.auth.trainer_token = token();
     cfg.auth.admin_token = token();
     cfg.parquet.rotate_seconds = cfg.parquet.rotate_seconds.min(15);
+    // One worker, in this process: it plays every gating match (each is still replayed).
+    cfg.leases.max_gate_share = 1.0;
     if let Some(seed) = args.seed {
         cfg.seed = seed;
     }

@@ -92,6 +92,8 @@ fn compose_command_lines_run_the_whole_cluster_path_on_loopback() {
         s.insert("full_sims".into(), 16.into());
         s.insert("fast_sims".into(), 8.into());
         table(t, &["parquet"]).insert("rotate_seconds".into(), 2.into());
+        // One worker process here (compose runs two): it may play every gating match.
+        table(t, &["leases"]).insert("max_gate_share".into(), 1.0.into());
     });
     let train_toml = scaled_config(dir, "train.toml", |t| {
         t.insert("min_new_positions".into(), 600.into());

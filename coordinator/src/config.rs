@@ -108,6 +108,11 @@ pub struct LeaseConfig {
     /// Most self-play leases one worker registration holds at once; a request beyond it gets
     /// fewer (or none). Bounds what a token holder who leases without playing can take.
     pub max_per_worker: u32,
+    /// Most of one gating run's matches a worker registration plays, as a share of the run's
+    /// matches (at least one match), so that no single worker decides a gate. 1.0: any (a
+    /// single trusted worker; `zeroplay local` runs so). With fewer than `1 / max_gate_share`
+    /// workers, gating waits for more.
+    pub max_gate_share: f64,
 }
 
 impl Default for LeaseConfig {
@@ -118,6 +123,7 @@ impl Default for LeaseConfig {
             max_per_request: 64,
             max_leases: None,
             max_per_worker: 256,
+            max_gate_share: 0.5,
         }
     }
 }
@@ -355,6 +361,12 @@ impl CoordinatorConfig {
         }
         if self.leases.max_per_request == 0 || self.leases.max_per_request > 4096 {
             return bad("leases.max_per_request must be in 1..=4096".into());
+        }
+        if !(self.leases.max_gate_share > 0.0 && self.leases.max_gate_share <= 1.0) {
+            return bad(format!(
+                "leases.max_gate_share must be in (0, 1], not {}",
+                self.leases.max_gate_share
+            ));
         }
         if self.leases.max_per_worker == 0 {
             return bad("leases.max_per_worker must be at least 1".into());

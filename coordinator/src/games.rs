@@ -300,6 +300,38 @@ fn random_opening_of<G: Game>(start: G, plies: u32, seed: u64) -> Vec<u8> {
     engine::game::to_bytes(&engine::arena::random_opening(start, plies, &mut engine::rng_from_seed(seed)))
 }
 
+/// The candidate's points in an evaluation match, from its reported games replayed from
+/// `start` (the lease's start position) with the match seed ([`engine::arena::replay_match`]):
+/// what the games show, whoever reported them.
+///
+/// # Errors
+/// [`ValidationError`]: an oversized game, or games that do not replay.
+pub fn replay_match(
+    kind: GameKind,
+    start: &[u8],
+    seed: u64,
+    games: &[pb::MatchGame],
+    max_moves: usize,
+) -> Result<f64, ValidationError> {
+    if let Some(g) = games.iter().find(|g| g.actions.len() > max_moves) {
+        return Err(ValidationError::Oversized(format!(
+            "a match game of {} moves (limit {max_moves})",
+            g.actions.len()
+        )));
+    }
+    if games.iter().flat_map(|g| &g.actions).any(|a| a.len() > 64) {
+        return Err(malformed("an action text over 64 characters"));
+    }
+    fn replay<G: Game>(start: &[u8], seed: u64, games: &[pb::MatchGame]) -> Result<f64, ValidationError> {
+        let start = G::decode(start).map_err(|e| malformed(format!("start: {e}")))?;
+        let texts: Vec<Vec<String>> = games.iter().map(|g| g.actions.clone()).collect();
+        engine::arena::replay_match(&start, &texts, seed)
+            .map(|m| m.points_a)
+            .map_err(|e| malformed(format!("the match does not replay: {e}")))
+    }
+    engine::with_game!(kind, |G| replay::<G>(start, seed, games))
+}
+
 /// Checks that `bytes` is a playable position of `kind` (used for the user's positions file).
 ///
 /// # Errors

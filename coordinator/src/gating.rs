@@ -6,6 +6,10 @@
 //! ([`engine::gating::GateSettings::decide`]). Match `i` starts from the same seeded random
 //! opening as the trainer's own gating would use, so both give the same matches.
 //!
+//! No single worker decides a gate: a report counts only the points its games replay to
+//! ([`crate::games::replay_match`], from the lease's start and seed), and one worker
+//! registration plays at most a share of any run's matches (`leases.max_gate_share`).
+//!
 //! Evaluation leases live only in memory, with ids from [`EVAL_LEASE_BASE`] up so they never
 //! meet self-play lease ids. A run interrupted by a coordinator restart starts again from its
 //! first match (its candidate is stored with the state `Gating`).
@@ -31,6 +35,20 @@ struct Out {
     index: u32,
     worker: String,
     expires: Instant,
+    /// The match's start position and seed, for the replay of its report.
+    start: Vec<u8>,
+    seed: u64,
+}
+
+/// Why a match report is refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ReportError {
+    /// The lease is unknown, or another worker's.
+    #[error("{0}")]
+    NotFound(String),
+    /// The points are malformed, or the games do not replay to them (the match goes out again).
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// One candidate's gating.
@@ -46,6 +64,10 @@ pub struct GateRun {
     next: u32,
     requeue: VecDeque<u32>,
     points: BTreeMap<u32, f64>,
+    /// Matches counted per worker registration.
+    by_worker: HashMap<String, u32>,
+    /// Whether the log has said the run waits for another worker.
+    waiting_said: bool,
     /// The result, once decided.
     pub result: Option<GateResult>,
 }
@@ -107,12 +129,24 @@ pub struct Gating {
     next_id: u64,
     ttl: Duration,
     options: GameOptions,
+    max_share: f64,
+    max_moves: usize,
 }
 
 impl Gating {
-    /// No runs; leases expire after `ttl` without a heartbeat.
-    pub fn new(ttl: Duration, options: GameOptions) -> Gating {
-        Gating { runs: BTreeMap::new(), out: HashMap::new(), next_id: EVAL_LEASE_BASE, ttl, options }
+    /// No runs; leases expire after `ttl` without a heartbeat; one worker plays at most
+    /// `max_share` of a run's matches (at least one); a reported game has at most `max_moves`
+    /// actions.
+    pub fn new(ttl: Duration, options: GameOptions, max_share: f64, max_moves: usize) -> Gating {
+        Gating {
+            runs: BTreeMap::new(),
+            out: HashMap::new(),
+            next_id: EVAL_LEASE_BASE,
+            ttl,
+            options,
+            max_share,
+            max_moves,
+        }
     }
 
     /// Starts gating `candidate` against `opponent` (0: the rollout AI).
@@ -127,6 +161,8 @@ impl Gating {
                 next: 0,
                 requeue: VecDeque::new(),
                 points: BTreeMap::new(),
+                by_worker: HashMap::new(),
+                waiting_said: false,
                 result: None,
             },
         );
@@ -152,7 +188,22 @@ impl Gating {
     pub fn grant(&mut self, worker: &str, n: usize, now: Instant, ttl_ms: u64) -> Vec<pb::Lease> {
         let mut leases = Vec::new();
         for run in self.runs.values_mut().filter(|r| r.result.is_none()) {
+            let cap = ((f64::from(run.settings.matches) * self.max_share).ceil() as u32).max(1);
+            let mut held = run.by_worker.get(worker).copied().unwrap_or(0)
+                + self.out.values().filter(|o| o.run == run.candidate && o.worker == worker).count() as u32;
             while leases.len() < n {
+                if held >= cap {
+                    if !run.waiting_said && (run.next < run.settings.matches || !run.requeue.is_empty()) {
+                        run.waiting_said = true;
+                        tracing::info!(
+                            candidate = run.candidate,
+                            worker = %crate::service::shown(worker),
+                            cap,
+                            "this worker has played its share of the candidate's gating; the rest waits for other workers (leases.max_gate_share)"
+                        );
+                    }
+                    break;
+                }
                 let index = match run.requeue.pop_front() {
                     Some(i) => i,
                     None if run.next < run.settings.matches => {
@@ -167,8 +218,16 @@ impl Gating {
                 let start = games::random_opening(run.kind, &self.options, run.settings.opening_plies, seed);
                 self.out.insert(
                     id,
-                    Out { run: run.candidate, index, worker: worker.to_string(), expires: now + self.ttl },
+                    Out {
+                        run: run.candidate,
+                        index,
+                        worker: worker.to_string(),
+                        expires: now + self.ttl,
+                        start: start.clone(),
+                        seed,
+                    },
                 );
+                held += 1;
                 leases.push(pb::Lease {
                     lease_id: id,
                     game_kind: run.kind.name().into(),
@@ -227,24 +286,60 @@ impl Gating {
         expired.len()
     }
 
-    /// Records a match `worker` played under lease `id`.
+    /// Records a match `worker` played under lease `id`: its `games` are replayed, and only
+    /// if they give the reported `points` is the match counted.
     ///
     /// # Errors
-    /// A description if the lease is unknown or not `worker`'s, or the points are not 0, ½ or 1.
-    pub fn report(&mut self, worker: &str, id: u64, points: f64) -> Result<Reported, String> {
+    /// [`ReportError::NotFound`] if the lease is unknown or not `worker`'s;
+    /// [`ReportError::Invalid`] if the points are not 0, ½ or 1, or the games do not replay to
+    /// them (the match is then handed out again, to be played by another worker).
+    pub fn report(
+        &mut self,
+        worker: &str,
+        id: u64,
+        points: f64,
+        games: &[pb::MatchGame],
+    ) -> Result<Reported, ReportError> {
         if ![0.0, 0.5, 1.0].contains(&points) {
-            return Err(format!("candidate_points {points}: must be 0, 0.5 or 1"));
+            return Err(ReportError::Invalid(format!("candidate_points {points}: must be 0, 0.5 or 1")));
         }
         let o = match self.out.get(&id) {
-            Some(o) if o.worker == worker => self.out.remove(&id).expect("present"),
-            Some(_) => return Err(format!("evaluation lease {id} is another worker's")),
-            None => return Err(format!("unknown evaluation lease {id} (expired, or from before a restart)")),
+            Some(o) if o.worker == worker => self.out.get(&id).expect("present"),
+            Some(_) => {
+                return Err(ReportError::NotFound(format!("evaluation lease {id} is another worker's")));
+            }
+            None => {
+                return Err(ReportError::NotFound(format!(
+                    "unknown evaluation lease {id} (expired, or from before a restart)"
+                )));
+            }
         };
-        let Some(run) = self.runs.get_mut(&o.run) else { return Ok(Reported::Ignored) };
+        let Some(run) = self.runs.get(&o.run) else {
+            self.out.remove(&id);
+            return Ok(Reported::Ignored);
+        };
+        let replayed = games::replay_match(run.kind, &o.start, o.seed, games, self.max_moves)
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                if p == points {
+                    Ok(p)
+                } else {
+                    Err(format!("candidate_points {points}, but the games replay to {p}"))
+                }
+            });
+        if let Err(e) = replayed {
+            let what = format!("match {} of candidate {}: {e}", o.index, o.run);
+            // Not counted: the match goes out again; this worker's share is unchanged.
+            self.requeue(id);
+            return Err(ReportError::Invalid(what));
+        }
+        let o = self.out.remove(&id).expect("present");
+        let run = self.runs.get_mut(&o.run).expect("present");
         if run.result.is_some() || run.points.contains_key(&o.index) {
             return Ok(Reported::Ignored);
         }
         run.points.insert(o.index, points);
+        *run.by_worker.entry(o.worker).or_default() += 1;
         let pts: Vec<f64> = run.points.values().copied().collect();
         match run.settings.decide(&pts) {
             Some((promoted, reason)) => {
@@ -265,18 +360,39 @@ impl Gating {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::Game;
+    use engine::battlenumber::BattleNumber;
 
-    fn gating(matches: u32) -> Gating {
-        let mut g = Gating::new(Duration::from_millis(100), GameOptions::default());
+    fn gating(matches: u32, share: f64) -> Gating {
+        let mut g = Gating::new(Duration::from_millis(100), GameOptions::default(), share, 4096);
         let s =
             GateSettings { rule: engine::gating::GateRule::Threshold, matches, ..GateSettings::default() };
         g.start(5, 3, GameKind::BattleNumber, s);
         g
     }
 
+    /// The match a lease asks for, played by two random agents: the candidate's points and
+    /// the games as a report carries them.
+    fn play(lease: &pb::Lease) -> (f64, Vec<pb::MatchGame>) {
+        let spec: engine::agent::AgentSpec = "random".parse().unwrap();
+        let (mut a, mut b) = (spec.build::<BattleNumber>(), spec.build::<BattleNumber>());
+        let start = BattleNumber::decode(&lease.start_state).unwrap();
+        let m = engine::arena::play_match_from(&start, a.as_mut(), b.as_mut(), lease.seed);
+        let games = m
+            .games
+            .iter()
+            .map(|g| pb::MatchGame { actions: g.actions.iter().map(|a| a.to_string()).collect() });
+        (m.points_a, games.collect())
+    }
+
+    fn honest(g: &mut Gating, worker: &str, lease: &pb::Lease) -> Result<Reported, ReportError> {
+        let (points, games) = play(lease);
+        g.report(worker, lease.lease_id, points, &games)
+    }
+
     #[test]
-    fn hands_out_each_match_once_and_decides_at_the_end() {
-        let mut g = gating(4);
+    fn hands_out_each_match_once_and_decides_by_the_replayed_results() {
+        let mut g = gating(4, 1.0);
         let now = Instant::now();
         let a = g.grant("w1", 3, now, 100);
         let b = g.grant("w2", 3, now, 100);
@@ -295,23 +411,78 @@ mod tests {
         );
         assert_eq!(a[1].start_state, want);
 
-        assert!(g.report("w2", a[0].lease_id, 1.0).is_err(), "not w2's lease");
-        assert!(g.report("w1", a[0].lease_id, 0.3).is_err(), "bad points");
-        assert_eq!(g.report("w1", a[0].lease_id, 1.0), Ok(Reported::Counted));
-        assert!(g.report("w1", a[0].lease_id, 1.0).is_err(), "reported twice");
-        assert_eq!(g.report("w1", a[1].lease_id, 1.0), Ok(Reported::Counted));
-        assert_eq!(g.report("w1", a[2].lease_id, 0.5), Ok(Reported::Counted));
-        let Ok(Reported::Decided(5, r)) = g.report("w2", b[0].lease_id, 0.0) else { panic!() };
-        assert!(r.promoted, "2.5 of 4 = 62.5% ≥ 55%: {r:?}");
-        assert_eq!((r.matches, r.points), (4, 2.5));
-        let st = g.run(5).unwrap().status();
-        assert_eq!(st.state, pb::GateState::Promoted as i32);
-        assert_eq!(st.opponent_version, 3);
+        let (p0, games0) = play(&a[0]);
+        assert!(matches!(g.report("w2", a[0].lease_id, p0, &games0), Err(ReportError::NotFound(_))));
+        assert!(matches!(g.report("w1", a[0].lease_id, 0.3, &games0), Err(ReportError::Invalid(_))));
+        assert_eq!(g.report("w1", a[0].lease_id, p0, &games0), Ok(Reported::Counted));
+        assert!(matches!(g.report("w1", a[0].lease_id, p0, &games0), Err(ReportError::NotFound(_))));
+        let mut points = vec![p0];
+        for (w, l) in [("w1", &a[1]), ("w1", &a[2]), ("w2", &b[0])] {
+            let (p, games) = play(l);
+            points.push(p);
+            let r = g.report(w, l.lease_id, p, &games).unwrap();
+            if points.len() < 4 {
+                assert_eq!(r, Reported::Counted);
+            } else {
+                let Reported::Decided(5, r) = r else { panic!("{r:?}") };
+                let (promoted, _) = g.run(5).unwrap().settings.decide(&points).unwrap();
+                assert_eq!((r.promoted, r.matches, r.points), (promoted, 4, points.iter().sum()));
+            }
+        }
+        assert_eq!(g.run(5).unwrap().status().opponent_version, 3);
+    }
+
+    #[test]
+    fn a_report_its_games_do_not_bear_out_is_refused_and_the_match_goes_out_again() {
+        let mut g = gating(4, 1.0);
+        let now = Instant::now();
+        let leases = g.grant("liar", 4, now, 100);
+        for l in &leases {
+            let (p, games) = play(l);
+            // Claims the win whatever happened; where it did win, the games are cut short.
+            let forged: Vec<pb::MatchGame> = if p == 1.0 {
+                let mut g = games.clone();
+                g[0].actions.pop();
+                g
+            } else {
+                games
+            };
+            let e = g.report("liar", l.lease_id, 1.0, &forged).unwrap_err();
+            assert!(matches!(e, ReportError::Invalid(_)), "{e:?}");
+            assert!(matches!(g.report("liar", l.lease_id, 1.0, &[]), Err(ReportError::NotFound(_))));
+        }
+        assert_eq!(g.run(5).unwrap().reported(), 0, "nothing counted");
+        // Every match goes out again, and honest reports decide the run.
+        let again = g.grant("honest", 4, now, 100);
+        assert_eq!(again.len(), 4);
+        let last = again.iter().map(|l| honest(&mut g, "honest", l).unwrap()).last().unwrap();
+        assert!(matches!(last, Reported::Decided(5, _)), "{last:?}");
+    }
+
+    #[test]
+    fn one_worker_plays_at_most_its_share_of_a_gate() {
+        let mut g = gating(4, 0.5);
+        let now = Instant::now();
+        let a = g.grant("w1", 4, now, 100);
+        assert_eq!(a.len(), 2, "half of 4");
+        for l in &a {
+            assert_eq!(honest(&mut g, "w1", l), Ok(Reported::Counted));
+        }
+        assert!(g.grant("w1", 4, now, 100).is_empty(), "its share is played");
+        let b = g.grant("w2", 4, now, 100);
+        assert_eq!(b.len(), 2);
+        // Handed back, a match goes to whoever has share left: not w1.
+        assert_eq!(g.release("w2", &[b[1].lease_id]), 1);
+        assert!(g.grant("w1", 4, now, 100).is_empty());
+        assert_eq!(g.grant("w3", 4, now, 100).len(), 1);
+        // At least one match each, however small the share.
+        let mut tiny = gating(4, 0.01);
+        assert_eq!(tiny.grant("w1", 4, now, 100).len(), 1);
     }
 
     #[test]
     fn released_and_expired_matches_go_out_again_and_late_reports_are_refused() {
-        let mut g = gating(2);
+        let mut g = gating(2, 1.0);
         let t0 = Instant::now();
         let a = g.grant("w1", 2, t0, 100);
         assert_eq!(g.release("w1", &[a[0].lease_id, 12345]), 1);
@@ -320,7 +491,7 @@ mod tests {
         assert_eq!(b[0].evaluation.as_ref().unwrap().match_index, 0, "the released match");
         assert!(g.renew("w1", &[a[1].lease_id, a[0].lease_id], t0).contains(&a[0].lease_id));
         assert_eq!(g.sweep(t0 + Duration::from_millis(150)), 2);
-        assert!(g.report("w1", a[1].lease_id, 1.0).is_err(), "expired");
+        assert!(matches!(honest(&mut g, "w1", &a[1]), Err(ReportError::NotFound(_))), "expired");
         let c = g.grant("w3", 5, t0, 100);
         let mut idx: Vec<u32> = c.iter().map(|l| l.evaluation.as_ref().unwrap().match_index).collect();
         idx.sort_unstable();
@@ -329,7 +500,7 @@ mod tests {
 
     #[test]
     fn a_decided_run_forgets_its_outstanding_matches() {
-        let mut g = Gating::new(Duration::from_secs(10), GameOptions::default());
+        let mut g = Gating::new(Duration::from_secs(10), GameOptions::default(), 1.0, 4096);
         let s = GateSettings {
             rule: engine::gating::GateRule::Sprt,
             matches: 50,
@@ -341,7 +512,7 @@ mod tests {
         let leases = g.grant("w", 50, now, 100);
         let mut decided = None;
         for l in &leases {
-            match g.report("w", l.lease_id, 0.0) {
+            match honest(&mut g, "w", l) {
                 Ok(Reported::Decided(_, r)) => {
                     decided = Some(r);
                     break;
@@ -350,8 +521,8 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
-        let r = decided.expect("SPRT refuses a run of losses early");
-        assert!(!r.promoted && r.matches < 50, "{r:?}");
+        let r = decided.expect("SPRT decides two random players' run early (elo1 = 400)");
+        assert!(r.matches < 50, "{r:?}");
         assert_eq!(g.active(), 0);
         assert!(g.grant("w", 5, now, 100).is_empty());
     }

@@ -199,7 +199,12 @@ pub async fn run_with_metrics(
     );
 
     // Gating runs cut short by a restart start again from their first match.
-    let mut gating = gating::Gating::new(Duration::from_millis(cfg.leases.ttl_ms), cfg.options.clone());
+    let mut gating = gating::Gating::new(
+        Duration::from_millis(cfg.leases.ttl_ms),
+        cfg.options.clone(),
+        cfg.leases.max_gate_share,
+        cfg.limits.max_moves,
+    );
     for m in store.models()? {
         if let (store::ModelState::Gating, Some(s)) = (m.state, m.gate_settings.clone()) {
             let kind = m.game_kind;

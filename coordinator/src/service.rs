@@ -597,13 +597,13 @@ impl Coordinator for CoordinatorService {
             .gating
             .lock()
             .expect("not poisoned")
-            .report(&r.worker_id, r.lease_id, f64::from(r.candidate_points))
-            .map_err(|e| {
-                if e.contains("candidate_points") {
-                    CoordError::InvalidArgument(e)
-                } else {
-                    CoordError::NotFound(e)
+            .report(&r.worker_id, r.lease_id, f64::from(r.candidate_points), &r.games)
+            .map_err(|e| match e {
+                crate::gating::ReportError::Invalid(m) => {
+                    warn!(worker = %shown(&r.worker_id), lease = r.lease_id, error = %m, "match report refused");
+                    CoordError::InvalidArgument(m)
                 }
+                crate::gating::ReportError::NotFound(m) => CoordError::NotFound(m),
             })?;
         debug!(worker = %shown(&r.worker_id), lease = r.lease_id, points = r.candidate_points, plies = r.plies, "match reported");
         let counted = !matches!(reported, Reported::Ignored);

@@ -646,6 +646,8 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(dir.path());
     cfg.games.get_mut(&GameKind::BattleNumber).unwrap().leaf = engine::LeafSettings::net_alone();
+    // One worker plays every match here (one_worker_cannot_decide_a_gate bounds the share).
+    cfg.leases.max_gate_share = 1.0;
     let run = start(cfg.clone()).await;
     let mut trainer = connect(run.addr, TRAINER);
     assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1, "ungated: best at once");
@@ -691,6 +693,7 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
             lease_id: 1 << 62,
             candidate_points: 1.0,
             plies: 0,
+            games: vec![],
         })
         .await
         .unwrap_err();
@@ -743,6 +746,96 @@ async fn candidates_are_gated_on_the_workers_and_only_promoted_ones_become_best(
     let versions = stored_model_versions(dir.path());
     assert!(versions.iter().all(|&v| v <= 2), "the rejected candidate was used for self-play");
     assert!(versions.contains(&2), "self-play switched to the promoted candidate");
+}
+
+/// Issue 42's second hole: a worker that reported 1.0 for every evaluation match it leased
+/// got a candidate promoted on its word alone. Now it is handed at most its share of the
+/// matches, reports whose games do not replay to their points are refused, and the gate is
+/// decided by matches two honest workers played.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_worker_cannot_decide_a_gate() {
+    use engine::gating::{GateRule, GateSettings};
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(dir.path());
+    cfg.games.get_mut(&GameKind::BattleNumber).unwrap().leaf = engine::LeafSettings::net_alone();
+    assert_eq!(cfg.leases.max_gate_share, 0.5, "the default");
+    let run = start(cfg).await;
+    let mut trainer = connect(run.addr, TRAINER);
+    assert_eq!(publish(&mut trainer, &model_file(None)).await.unwrap(), 1);
+    // Promoted if it scores at least 0.9 of 4 matches: only a forger's wins would do it.
+    let gate = GateSettings {
+        rule: GateRule::Threshold,
+        matches: 4,
+        threshold: 0.9,
+        sims: 8,
+        ..GateSettings::default()
+    };
+    let v2 = zeroplay_worker::publish_model(
+        &mut trainer,
+        "battlenumber",
+        FEATURES,
+        &model_file(None),
+        Some(&gate),
+    )
+    .await
+    .unwrap();
+    let mut forger = connect(run.addr, WORKER);
+    let id = register(&mut forger).await;
+    for round in 0..3 {
+        let leases = forger
+            .lease_positions(pb::LeaseRequest { worker_id: id.clone(), max_positions: 8 })
+            .await
+            .unwrap()
+            .into_inner()
+            .leases;
+        let eval: Vec<&pb::Lease> = leases.iter().filter(|l| l.evaluation.is_some()).collect();
+        assert_eq!(eval.len(), 2, "round {round}: half of the 4 matches, no more");
+        for l in &eval {
+            // A win with no games, then a win with a game of one placement.
+            for games in [vec![], vec![pb::MatchGame { actions: vec!["nonsense".into()] }]] {
+                let e = forger
+                    .report_match(pb::ReportMatchRequest {
+                        worker_id: id.clone(),
+                        lease_id: l.lease_id,
+                        candidate_points: 1.0,
+                        plies: 100,
+                        games,
+                    })
+                    .await
+                    .unwrap_err();
+                // The first refusal hands the match back, so the second finds no lease.
+                assert!(matches!(e.code(), Code::InvalidArgument | Code::NotFound), "round {round}: {e:?}");
+                if e.code() == Code::InvalidArgument {
+                    assert!(e.message().contains("does not replay"), "{e:?}");
+                }
+            }
+        }
+        let st = gate_status(&mut trainer, v2).await;
+        assert_eq!(
+            (st.state, st.matches),
+            (pb::GateState::Running as i32, 0),
+            "round {round}: nothing counted"
+        );
+        let self_play: Vec<u64> =
+            leases.iter().filter(|l| l.evaluation.is_none()).map(|l| l.lease_id).collect();
+        forger
+            .release_leases(pb::ReleaseRequest { worker_id: id.clone(), lease_ids: self_play })
+            .await
+            .unwrap();
+    }
+    // Two honest workers play the matches; the forger's refusals left its share free, but it
+    // takes no more.
+    let (stop_a, a) = spawn_worker(run.addr, &dir.path().join("spool-a"));
+    let (stop_b, b) = spawn_worker(run.addr, &dir.path().join("spool-b"));
+    let st = decided(&mut trainer, v2).await;
+    assert_eq!(st.matches, 4, "{st:?}");
+    let _ = (stop_a.send(()), stop_b.send(()));
+    let (ra, rb) = (a.await.unwrap().unwrap(), b.await.unwrap().unwrap());
+    assert!(ra.evaluation_matches >= 1 && rb.evaluation_matches >= 1, "each played its share: {ra:?} {rb:?}");
+    assert_eq!(ra.evaluation_matches + rb.evaluation_matches, 4, "{ra:?} {rb:?}");
+    let promoted = st.state == pb::GateState::Promoted as i32;
+    assert_eq!(promoted, st.points >= 3.6, "decided by the replayed points: {st:?}");
+    run.shutdown().await;
 }
 
 /// The test config with `kind` as its only game.

@@ -84,25 +84,112 @@ pub fn play_match_from<G: Game>(
     let mut score_a = 0;
     let mut decided = None;
     for game in 0..2 {
-        let a_seat = if game == 0 { Seat::First } else { Seat::Second };
         let record = if game == 0 {
             play_game(&start, &mut [&mut *a, &mut *b], deal, &mut rng)
         } else {
             play_game(&start, &mut [&mut *b, &mut *a], deal, &mut rng)
         };
-        score_a += record.outcome.difference(a_seat);
-        if let Some(w) = record.outcome.decisive
-            && G::DECISIVE_ENDS_MATCH
-        {
-            decided = Some(if w == a_seat { 1.0 } else { 0.0 });
-        }
+        decided = tally::<G>(game, &record.outcome, &mut score_a);
         games.push(record);
-        if decided.is_some() && G::DECISIVE_ENDS_MATCH {
+        if decided.is_some() {
             break;
         }
     }
     let points_a = decided.unwrap_or_else(|| points_from_score(score_a));
     MatchRecord { games, score_a, points_a }
+}
+
+/// Adds game `game`'s (0 or 1) result to A's `score_a`; A's match points if it decides the
+/// match ([`Game::DECISIVE_ENDS_MATCH`]). The one rule for played and replayed matches.
+fn tally<G: Game>(game: usize, outcome: &Outcome, score_a: &mut i32) -> Option<f64> {
+    let a_seat = if game == 0 { Seat::First } else { Seat::Second };
+    *score_a += outcome.difference(a_seat);
+    match outcome.decisive {
+        Some(w) if G::DECISIVE_ENDS_MATCH => Some(if w == a_seat { 1.0 } else { 0.0 }),
+        _ => None,
+    }
+}
+
+/// Why a reported match does not replay ([`replay_match`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ReplayError {
+    /// The number of games is not what the match's results call for.
+    #[error("{got} games reported, but the match {expected}")]
+    GameCount {
+        /// Games reported.
+        got: usize,
+        /// What the match needed.
+        expected: &'static str,
+    },
+    /// A game breaks the rules, or its hidden chance is not the match's deal.
+    #[error("game {game}, action {ply}: {reason}")]
+    Illegal {
+        /// 1 or 2.
+        game: usize,
+        /// Index into that game's actions.
+        ply: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A game stops before its end.
+    #[error("game {game} stops after {plies} actions, before the game is over")]
+    Unfinished {
+        /// 1 or 2.
+        game: usize,
+        /// Its actions.
+        plies: usize,
+    },
+}
+
+/// Replays a match's games, given as the actions' text (as [`Game::parse_action`] reads
+/// them), from `start` with the match seed `seed`: every action must be legal, every hidden
+/// chance outcome the one the seed's deal fixes ([`Game::dealt_outcome`]), each game played
+/// to its end and the match as long as its results call for (one game where the first
+/// decides it). What [`play_match_from`] would have recorded, so its points are the match's
+/// true result, whoever reports it. Chance drawn by probability (no deal) cannot be checked
+/// and is accepted when legal.
+///
+/// # Errors
+/// [`ReplayError`] naming the first game and action that does not replay.
+pub fn replay_match<G: Game>(
+    start: &G,
+    games: &[Vec<String>],
+    seed: u64,
+) -> Result<MatchRecord<G>, ReplayError> {
+    let deal = crate::derive_seed(seed, DEAL_STREAM);
+    let (mut records, mut score_a, mut decided) = (Vec::new(), 0, None);
+    for (game, texts) in games.iter().enumerate() {
+        if game >= 2 || decided.is_some() {
+            let expected = if decided.is_some() { "was decided by game 1" } else { "has two games" };
+            return Err(ReplayError::GameCount { got: games.len(), expected });
+        }
+        let mut state = start.clone();
+        let mut actions = Vec::with_capacity(texts.len());
+        for (ply, text) in texts.iter().enumerate() {
+            let illegal = |reason: String| ReplayError::Illegal { game: game + 1, ply, reason };
+            if state.outcome().is_some() {
+                return Err(illegal("an action after the end of the game".into()));
+            }
+            let a = state.parse_action(text).map_err(|e| illegal(e.to_string()))?;
+            if state.to_move() == Actor::Chance
+                && let Some(dealt) = state.dealt_outcome(start, deal)
+                && dealt != a
+            {
+                return Err(illegal(format!("chance outcome {a}, but the match's deal holds {dealt} here")));
+            }
+            state.play(a).map_err(|e| illegal(e.to_string()))?;
+            actions.push(a);
+        }
+        let outcome =
+            state.outcome().ok_or(ReplayError::Unfinished { game: game + 1, plies: texts.len() })?;
+        decided = tally::<G>(game, &outcome, &mut score_a);
+        records.push(GameRecord { actions, outcome });
+    }
+    if records.len() < 2 && decided.is_none() {
+        return Err(ReplayError::GameCount { got: games.len(), expected: "needs two games" });
+    }
+    let points_a = decided.unwrap_or_else(|| points_from_score(score_a));
+    Ok(MatchRecord { games: records, score_a, points_a })
 }
 
 /// A's match points from A's summed score over a match's games: 1 ahead, ½ level, 0 behind.
@@ -367,5 +454,51 @@ mod tests {
             }
             assert_eq!(s.outcome(), Some(g.outcome));
         }
+    }
+
+    fn texts<G: Game>(m: &MatchRecord<G>) -> Vec<Vec<String>> {
+        m.games.iter().map(|g| g.actions.iter().map(|a| a.to_string()).collect()).collect()
+    }
+
+    #[test]
+    fn a_played_match_replays_to_its_points_and_a_forged_one_does_not() {
+        use crate::banqi::Banqi;
+        let spec: AgentSpec = "random".parse().unwrap();
+        for seed in 0..12 {
+            let (mut a, mut b) = (spec.build::<Banqi>(), spec.build::<Banqi>());
+            let start = Banqi::new_game(&Default::default());
+            let m = play_match_from(&start, a.as_mut(), b.as_mut(), seed);
+            let r = replay_match(&start, &texts(&m), seed).unwrap();
+            assert_eq!((r.points_a, r.score_a, r.games.len()), (m.points_a, m.score_a, m.games.len()));
+            // Another seed deals other pieces: a flip soon shows what this deal does not hold.
+            let other = replay_match(&start, &texts(&m), seed + 100);
+            assert!(
+                matches!(&other, Err(ReplayError::Illegal { game: 1, reason, .. }) if reason.contains("deal")),
+                "{other:?}"
+            );
+        }
+        let (mut a, mut b) = (spec.build::<BattleNumber>(), spec.build::<BattleNumber>());
+        let start = BattleNumber::new_game(&Options::default());
+        let m = play_match_from(&start, a.as_mut(), b.as_mut(), 3);
+        let games = texts(&m);
+        assert_eq!(replay_match(&start, &games, 3).unwrap().points_a, m.points_a);
+        // A game cut short, an extra game, a missing one, an illegal action.
+        let mut cut = games.clone();
+        cut[0].pop();
+        assert!(matches!(replay_match(&start, &cut, 3), Err(ReplayError::Unfinished { game: 1, .. })));
+        let mut extra = games.clone();
+        extra.push(games[0].clone());
+        assert!(matches!(replay_match(&start, &extra, 3), Err(ReplayError::GameCount { .. })));
+        if m.games.len() == 2 {
+            let one = vec![games[0].clone()];
+            assert!(matches!(replay_match(&start, &one, 3), Err(ReplayError::GameCount { got: 1, .. })));
+        }
+        let mut bad = games.clone();
+        bad[0][0] = "nonsense".into();
+        assert!(matches!(replay_match(&start, &bad, 3), Err(ReplayError::Illegal { game: 1, ply: 0, .. })));
+        let mut twice = games;
+        let first = twice[0][0].clone();
+        twice[0].insert(1, first);
+        assert!(replay_match(&start, &twice, 3).is_err(), "the same placement twice");
     }
 }

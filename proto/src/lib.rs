@@ -17,8 +17,9 @@ pub mod convert;
 /// game carries `resign_root_value`, without which the coordinator refuses its resignation;
 /// 5: `SelfPlaySettings.root` can ask for Gumbel root search, whose stored visit counts are an
 /// improved policy, which an older worker would ignore and play PUCT, and `forced_playouts`
-/// for pruned PUCT targets).
-pub const PROTOCOL: u32 = 5;
+/// for pruned PUCT targets; 6: a match report carries its games, and the coordinator counts
+/// only what they replay to, so an older worker's reports would all be refused).
+pub const PROTOCOL: u32 = 6;
 
 /// Version 1 of the API.
 #[allow(missing_docs, clippy::all)]

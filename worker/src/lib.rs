@@ -118,13 +118,15 @@ async fn register(
 
 /// Reports a played match, retrying a few times; a report that cannot get through is
 /// dropped (the lease expires and the match is played again elsewhere).
-async fn report_match(client: &mut Client, state: &State, lease_id: u64, points: f64, plies: u32) {
+async fn report_match(client: &mut Client, state: &State, lease_id: u64, played: play::PlayedMatch) {
+    let plies = played.games.iter().map(|g| g.actions.len() as u32).sum();
     for attempt in 0..5 {
         let req = pb::ReportMatchRequest {
             worker_id: state.id(),
             lease_id,
-            candidate_points: points as f32,
+            candidate_points: played.points as f32,
             plies,
+            games: played.games.clone(),
         };
         match client.report_match(req).await {
             Ok(r) => {
@@ -377,8 +379,8 @@ pub async fn run_with_metrics(
                     if let Some(ev) = &lease.evaluation {
                         // A gating match: played whole (there is no game to spool), then reported.
                         match play_evaluation(&state, &rt, &eval_client, &lease, ev) {
-                            Ok((points, plies)) => {
-                                rt.block_on(report_match(&mut eval_client.clone(), &state, lease.lease_id, points, plies));
+                            Ok(played) => {
+                                rt.block_on(report_match(&mut eval_client.clone(), &state, lease.lease_id, played));
                                 state.active.lock().expect("not poisoned").remove(&lease.lease_id);
                             }
                             Err(e) => {

@@ -110,15 +110,20 @@ pub(crate) fn evaluation_model(
     Ok(m)
 }
 
-/// Plays a gating match (a lease with `evaluation` set); returns the candidate's points and
-/// the atomic actions played.
+/// A played gating match: the candidate's points and the games, as the report carries them.
+pub(crate) struct PlayedMatch {
+    pub(crate) points: f64,
+    pub(crate) games: Vec<pb::MatchGame>,
+}
+
+/// Plays a gating match (a lease with `evaluation` set).
 pub(crate) fn play_evaluation(
     state: &State,
     rt: &tokio::runtime::Handle,
     client: &Client,
     lease: &pb::Lease,
     ev: &pb::EvaluationMatch,
-) -> Result<(f64, u32), String> {
+) -> Result<PlayedMatch, String> {
     let kind = lease_kind(lease)?;
     engine::with_game!(kind, |G| evaluation_as::<G>(state, rt, client, lease, ev))
 }
@@ -129,7 +134,7 @@ pub(crate) fn evaluation_as<G: Features + engine::agent::GameAgents>(
     client: &Client,
     lease: &pb::Lease,
     ev: &pb::EvaluationMatch,
-) -> Result<(f64, u32), String> {
+) -> Result<PlayedMatch, String> {
     let start = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
     if start.outcome().is_some() {
         return Err(format!("lease {}: the start position is finished", lease.lease_id));
@@ -150,5 +155,10 @@ pub(crate) fn evaluation_as<G: Features + engine::agent::GameAgents>(
         v => Box::new(model::gate_agent(leaf(v)?, &s, "opponent")),
     };
     let m = play_match_from(&start, &mut a as &mut dyn Agent<G>, b.as_mut(), lease.seed);
-    Ok((m.points_a, m.games.iter().map(|g| g.actions.len() as u32).sum()))
+    let games = m
+        .games
+        .iter()
+        .map(|g| pb::MatchGame { actions: g.actions.iter().map(|a| a.to_string()).collect() })
+        .collect();
+    Ok(PlayedMatch { points: m.points_a, games })
 }
