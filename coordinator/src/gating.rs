@@ -197,7 +197,7 @@ impl Gating {
                         run.waiting_said = true;
                         tracing::info!(
                             candidate = run.candidate,
-                            worker = %crate::service::shown(worker),
+                            worker = worker.split_once('.').map_or(worker, |(public, _)| public),
                             cap,
                             "this worker has played its share of the candidate's gating; the rest waits for other workers (leases.max_gate_share)"
                         );
