@@ -324,7 +324,7 @@ pub fn replay_match(
     }
     fn replay<G: Game>(start: &[u8], seed: u64, games: &[pb::MatchGame]) -> Result<f64, ValidationError> {
         let start = G::decode(start).map_err(|e| malformed(format!("start: {e}")))?;
-        let texts: Vec<Vec<String>> = games.iter().map(|g| g.actions.clone()).collect();
+        let texts: Vec<&[String]> = games.iter().map(|g| g.actions.as_slice()).collect();
         engine::arena::replay_match(&start, &texts, seed)
             .map(|m| m.points_a)
             .map_err(|e| malformed(format!("the match does not replay: {e}")))

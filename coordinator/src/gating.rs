@@ -304,7 +304,7 @@ impl Gating {
             return Err(ReportError::Invalid(format!("candidate_points {points}: must be 0, 0.5 or 1")));
         }
         let o = match self.out.get(&id) {
-            Some(o) if o.worker == worker => self.out.get(&id).expect("present"),
+            Some(o) if o.worker == worker => o,
             Some(_) => {
                 return Err(ReportError::NotFound(format!("evaluation lease {id} is another worker's")));
             }

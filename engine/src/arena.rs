@@ -151,9 +151,9 @@ pub enum ReplayError {
 ///
 /// # Errors
 /// [`ReplayError`] naming the first game and action that does not replay.
-pub fn replay_match<G: Game>(
+pub fn replay_match<G: Game, T: AsRef<[String]>>(
     start: &G,
-    games: &[Vec<String>],
+    games: &[T],
     seed: u64,
 ) -> Result<MatchRecord<G>, ReplayError> {
     let deal = crate::derive_seed(seed, DEAL_STREAM);
@@ -163,6 +163,7 @@ pub fn replay_match<G: Game>(
             let expected = if decided.is_some() { "was decided by game 1" } else { "has two games" };
             return Err(ReplayError::GameCount { got: games.len(), expected });
         }
+        let texts = texts.as_ref();
         let mut state = start.clone();
         let mut actions = Vec::with_capacity(texts.len());
         for (ply, text) in texts.iter().enumerate() {
