@@ -210,6 +210,9 @@ pub fn local(args: LocalArgs) -> Result<()> {
     cfg.parquet.rotate_seconds = cfg.parquet.rotate_seconds.min(15);
     // One worker, in this process: it plays every gating match (each is still replayed).
     cfg.leases.max_gate_share = 1.0;
+    // ...and no other worker could check its values: no value checks.
+    cfg.checks.rate = 0.0;
+    cfg.checks.resign_rate = 0.0;
     if let Some(seed) = args.seed {
         cfg.seed = seed;
     }

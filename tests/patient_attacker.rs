@@ -9,7 +9,11 @@
 //!    each address holds its share and an unplayed game makes way after 2 s;
 //! 3. malformed protobuf into every coordinator method: before, INTERNAL; now
 //!    INVALID_ARGUMENT with the decoder's reason; and a call whose messages trickle in below
-//!    the minimum transfer rate ends with DEADLINE_EXCEEDED.
+//!    the minimum transfer rate ends with DEADLINE_EXCEEDED;
+//! 4. (issue 42) established HTTP/2 connections that answer the coordinator's pings and never
+//!    send a request, from four addresses, filling its cap: before, every new client got
+//!    UNAVAILABLE from then on; now a worker registers and stores games, taking the place of
+//!    a connection that never authenticated.
 //!
 //! Each bounded in count and time. "Served" is timed: the median of the probes must be under
 //! 100 ms and every one under a second (a loaded 2-core test machine has outliers).
@@ -21,7 +25,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::cluster::{ADMIN_TOKEN, Cluster, TRAINER_TOKEN, WORKER_TOKEN, coordinator_config, free_port};
+use common::cluster::{
+    ADMIN_TOKEN, Cluster, TRAINER_TOKEN, WORKER_TOKEN, coordinator_config, free_port, worker_args,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The open-files limit the play server runs under: its cap in all is below the attack's 512.
@@ -411,4 +417,120 @@ fn async_stream_of_slow_chunks() -> impl tonic::codegen::tokio_stream::Stream<It
         }
     });
     tonic::codegen::tokio_stream::wrappers::ReceiverStream::new(rx)
+}
+
+/// An HTTP/2 client that finishes its handshake, then only acknowledges the server's SETTINGS
+/// and answers its PINGs: established and alive, it never sends a request (or a token).
+/// Counts itself in `established` once answered, in `closed` when the server closes it.
+async fn pinging_connection(
+    source: Ipv4Addr,
+    to: SocketAddr,
+    established: Arc<AtomicU64>,
+    closed: Arc<AtomicU64>,
+) {
+    let Some(mut conn) = connect_from(source, to).await else { return };
+    let mut hello = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    hello.extend_from_slice(&[0, 0, 0, 4, 0, 0, 0, 0, 0]); // an empty SETTINGS frame
+    if conn.write_all(&hello).await.is_err() {
+        closed.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let mut answered = false;
+    loop {
+        let mut head = [0u8; 9];
+        if conn.read_exact(&mut head).await.is_err() {
+            break;
+        }
+        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+        let mut payload = vec![0; len];
+        if conn.read_exact(&mut payload).await.is_err() {
+            break;
+        }
+        if !answered {
+            answered = true;
+            established.fetch_add(1, Ordering::Relaxed);
+        }
+        let reply = match (head[3], head[4] & 1) {
+            (4, 0) => vec![0, 0, 0, 4, 1, 0, 0, 0, 0], // SETTINGS: acknowledge
+            (6, 0) => [&[0, 0, 8, 6, 1, 0, 0, 0, 0][..], &payload].concat(), // PING: answer
+            _ => continue,
+        };
+        if conn.write_all(&reply).await.is_err() {
+            break;
+        }
+    }
+    closed.fetch_add(1, Ordering::Relaxed);
+}
+
+#[test]
+fn established_pinging_connections_do_not_lock_a_worker_out() {
+    const NOFILE: u64 = 400; // the cap in all: 400 less the 256 reserve = 144
+    const PER_SOURCE: u64 = 36; // 4 addresses x 36 = 144, each under per_address (64)
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let (port, metrics_port) = (free_port(), free_port());
+    let config = tmp.path().join("coordinator.toml");
+    let mut text = coordinator_config("127.0.0.1", port, &data, 1_000_000);
+    text =
+        text.replacen("seed = 11", &format!("seed = 11\nmetrics_listen = \"127.0.0.1:{metrics_port}\""), 1);
+    text.push_str(
+        "\n[connections]\nmax = 4096\nper_address = 64\nhandshake_ms = 2000\nidle_s = 30\nfd_reserve = 256\n",
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut c = Cluster::new(tmp.path(), port);
+    c.spawn_with_nofile(NOFILE, "coordinator", &["coordinator", "--config", config.to_str().unwrap()]);
+    let long = Duration::from_secs(40);
+    c.wait_for("the coordinator to answer", long, &["coordinator"], |_| true);
+    let target: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let metrics: SocketAddr = format!("127.0.0.1:{metrics_port}").parse().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let (established, closed) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    for s in 0..4u8 {
+        for _ in 0..PER_SOURCE {
+            rt.spawn(pinging_connection(
+                Ipv4Addr::new(127, 0, 4, 1 + s),
+                target,
+                established.clone(),
+                closed.clone(),
+            ));
+        }
+    }
+    // The test's own status client holds one place (trusted): the flood gets the rest.
+    let start = Instant::now();
+    while established.load(Ordering::Relaxed) + closed.load(Ordering::Relaxed) < 4 * PER_SOURCE {
+        assert!(start.elapsed() < Duration::from_secs(20), "the flood did not connect");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let open = metric(metrics, "zeroplay_coordinator_connections_open");
+    let before = (established.load(Ordering::Relaxed), closed.load(Ordering::Relaxed));
+    assert_eq!(open, 144.0, "the flood fills the cap (flood: {before:?} established, closed)");
+    // A worker connecting now, from an address of its own, registers and stores games.
+    let spool = tmp.path().join("spool");
+    let url = format!("http://127.0.0.1:{port}");
+    let args = worker_args(&url, &spool, "worker");
+    c.spawn("worker", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let running = ["coordinator", "worker"];
+    c.wait_for("the worker to register past the flood", long, &running, |s| s.workers_alive == 1);
+    c.wait_for("3 games stored past the flood", long, &running, |s| s.games_stored >= 3);
+    let displaced = metric(metrics, "zeroplay_coordinator_connections_displaced_total");
+    let trusted = metric(metrics, "zeroplay_coordinator_connections_trusted");
+    let refused = metric(metrics, "zeroplay_coordinator_connections_refused_total");
+    let open = metric(metrics, "zeroplay_coordinator_connections_open");
+    let flood_closed = closed.load(Ordering::Relaxed);
+    eprintln!(
+        "pinging flood: {} established connections from 4 addresses filled the cap of 144; then a worker \
+         registered and stored 3 games: {displaced} flood connections displaced, {trusted} trusted held, \
+         {refused} refused, {open} open",
+        before.0
+    );
+    assert!(
+        displaced >= 1.0 && flood_closed as f64 >= displaced,
+        "{displaced} displaced, {flood_closed} closed"
+    );
+    assert!(trusted >= 2.0, "the worker's and the test's connections are trusted ({trusted})");
+    assert!(open <= 144.0);
+    rt.shutdown_timeout(Duration::from_secs(1));
+    assert!(c.terminate("worker", long).success());
+    assert!(c.terminate("coordinator", long).success());
 }

@@ -13,11 +13,15 @@ use crate::error::{CoordError, Role};
 #[derive(Clone)]
 pub struct AuthInterceptor {
     tokens: Arc<Vec<(String, Role)>>,
+    /// The listener's guard: a connection that carries a valid token is trusted there, so no
+    /// unauthenticated connection can take its place (issue 42).
+    guard: Option<zeroplay_net::Guard>,
 }
 
 impl AuthInterceptor {
-    /// An interceptor for the configured tokens.
-    pub fn new(cfg: &CoordinatorConfig) -> Self {
+    /// An interceptor for the configured tokens, trusting authenticated connections in
+    /// `guard`.
+    pub fn new(cfg: &CoordinatorConfig, guard: Option<zeroplay_net::Guard>) -> Self {
         let a = &cfg.auth;
         AuthInterceptor {
             tokens: Arc::new(vec![
@@ -25,6 +29,7 @@ impl AuthInterceptor {
                 (a.trainer_token.clone(), Role::Trainer),
                 (a.admin_token.clone(), Role::Admin),
             ]),
+            guard,
         }
     }
 }
@@ -45,6 +50,9 @@ impl tonic::service::Interceptor for AuthInterceptor {
         });
         match role {
             Some(r) => {
+                if let (Some(guard), Some(peer)) = (&self.guard, req.remote_addr()) {
+                    guard.trust(peer);
+                }
                 req.extensions_mut().insert(r);
                 Ok(req)
             }

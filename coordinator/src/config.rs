@@ -44,6 +44,9 @@ pub struct CoordinatorConfig {
     /// Limits on the connections held (`[connections]`): caps in all and per address,
     /// handshake and idle timeouts, the file descriptors kept for storage.
     pub connections: zeroplay_net::Connections,
+    /// Spot checks of the root values workers store (`[checks]`): how many, the tolerance,
+    /// when a worker is quarantined.
+    pub checks: crate::checks::ChecksConfig,
 }
 
 /// Bearer tokens. Each must be at least 16 characters; the three must differ.
@@ -311,6 +314,7 @@ impl Default for CoordinatorConfig {
             options: GameOptions::default(),
             storage: None,
             connections: zeroplay_net::Connections::default(),
+            checks: crate::checks::ChecksConfig::default(),
         }
     }
 }
@@ -371,6 +375,7 @@ impl CoordinatorConfig {
         if self.leases.max_per_worker == 0 {
             return bad("leases.max_per_worker must be at least 1".into());
         }
+        self.checks.validate().map_err(ConfigError)?;
         let w = &self.workers;
         if w.max_per_address == 0 || w.max_registrations < w.max_per_address {
             return bad("workers: need 1 <= max_per_address <= max_registrations".into());

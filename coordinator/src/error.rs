@@ -55,6 +55,10 @@ pub enum CoordError {
     /// The caller's messages came in slower than the listener's minimum transfer rate.
     #[error("{0}")]
     TooSlow(String),
+    /// The worker's stored values disagreed with other workers' checks of them: it is
+    /// quarantined (`checks.rs`).
+    #[error("{0}")]
+    Quarantined(String),
 }
 
 impl From<CoordError> for Status {
@@ -62,7 +66,7 @@ impl From<CoordError> for Status {
         let msg = e.to_string();
         match e {
             CoordError::Unauthenticated => Status::unauthenticated(msg),
-            CoordError::PermissionDenied(_) => Status::permission_denied(msg),
+            CoordError::PermissionDenied(_) | CoordError::Quarantined(_) => Status::permission_denied(msg),
             CoordError::InvalidGame(ValidationError::Oversized(_))
             | CoordError::Oversized(_)
             | CoordError::Busy(_) => Status::resource_exhausted(msg),

@@ -243,6 +243,7 @@ impl Gating {
                         index,
                         &run.settings,
                     )),
+                    check: None,
                 });
             }
         }

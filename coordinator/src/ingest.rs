@@ -43,6 +43,14 @@ pub struct Stats {
     pub adopted_files: AtomicU64,
     /// Registrations refused (too many from one address, or in all).
     pub registrations_refused: AtomicU64,
+    /// Value checks whose stored value agreed with the checker's search (`checks.rs`).
+    pub checks_agreed: AtomicU64,
+    /// Value checks whose stored value did not.
+    pub checks_disagreed: AtomicU64,
+    /// Workers quarantined for disagreeing values.
+    pub workers_quarantined: AtomicU64,
+    /// Games set aside (listed in `.set-aside.json` files) by quarantines.
+    pub games_set_aside: AtomicU64,
 }
 
 /// One game to stage, with the channel to acknowledge it on.

@@ -8,12 +8,14 @@
 //! Entry point: [`run`] with a configuration, a bound listener and a shutdown future.
 
 pub mod auth;
+pub mod checks;
 pub mod config;
 pub mod error;
 pub mod games;
 pub mod gating;
 pub mod ingest;
 pub mod leases;
+mod leasing;
 pub mod metrics;
 pub mod recover;
 pub mod rows;
@@ -231,7 +233,11 @@ pub async fn run_with_metrics(
                     .map_err(|e| config::ConfigError(e.to_string()))?;
             info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models to object storage");
             let jobs = vec![
-                zeroplay_storage::Job::push(store.games_dir(), "games", &[".parquet"]),
+                zeroplay_storage::Job::push(
+                    store.games_dir(),
+                    "games",
+                    &[".parquet", checks::SET_ASIDE_SUFFIX],
+                ),
                 zeroplay_storage::Job::push(cfg.data_dir.join("models"), "models", &[]),
             ];
             Some(zeroplay_storage::Syncer::spawn(remote, jobs, Duration::from_millis(s.sync_ms)))
@@ -254,6 +260,7 @@ pub async fn run_with_metrics(
         started: Instant::now(),
         models: Mutex::new(Some(broadcast::channel(16).0)),
         gating: Mutex::new(gating),
+        checks: Mutex::new(checks::Checks::new(cfg.checks.clone(), cfg.seed)),
         model_lock: tokio::sync::Mutex::new(()),
         observed: service::Observed::default(),
         model_ceiling: std::sync::atomic::AtomicU64::new(
@@ -267,6 +274,9 @@ pub async fn run_with_metrics(
     // (or when its handle is dropped, on an early return).
     let health = zeroplay_telemetry::Health::new();
     let guarded = zeroplay_net::GuardedListener::new(listener, cfg.connections.clone(), "coordinator");
+    // Every real client sends a token (the interceptor trusts its connection): an established
+    // connection that never did makes way for newcomers once the caps are full (issue 42).
+    guarded.guard().displace_untrusted();
     let metrics_server = metrics_listener.map(|l| {
         let registry = Arc::new(metrics::registry(
             shared.stats.clone(),
@@ -284,7 +294,8 @@ pub async fn run_with_metrics(
             loop {
                 tick.tick().await;
                 let n = shared.leases.lock().expect("not poisoned").sweep(Instant::now())
-                    + shared.gating.lock().expect("not poisoned").sweep(Instant::now());
+                    + shared.gating.lock().expect("not poisoned").sweep(Instant::now())
+                    + shared.checks.lock().expect("not poisoned").sweep(Instant::now());
                 let forgotten = shared.workers.lock().expect("not poisoned").forget_silent(Instant::now());
                 if forgotten > 0 {
                     info!(forgotten, "silent worker registrations forgotten");
@@ -299,7 +310,10 @@ pub async fn run_with_metrics(
     let server = CoordinatorServer::new(CoordinatorService { shared: shared.clone() })
         .max_decoding_message_size(cfg.limits.max_message_bytes)
         .max_encoding_message_size(cfg.limits.max_message_bytes.max(1 << 20));
-    let svc = tonic::service::interceptor::InterceptedService::new(server, AuthInterceptor::new(&cfg));
+    let svc = tonic::service::interceptor::InterceptedService::new(
+        server,
+        AuthInterceptor::new(&cfg, Some(guarded.guard().clone())),
+    );
     let mut builder = Server::builder();
     if let Some(tls) = &cfg.tls {
         let cert =

@@ -99,6 +99,31 @@ pub fn registry(
             st(|s| s.registrations_refused.load(Ordering::Relaxed)),
         )
         .counter(
+            "checks_agreed",
+            "Value checks whose stored root value agreed with another worker's search",
+            st(|s| s.checks_agreed.load(Ordering::Relaxed)),
+        )
+        .counter(
+            "checks_disagreed",
+            "Value checks whose stored root value was further than checks.tolerance from another worker's search",
+            st(|s| s.checks_disagreed.load(Ordering::Relaxed)),
+        )
+        .gauge(
+            "checks_pending",
+            "Value checks waiting for a checker (a worker other than the one that stored the game)",
+            sh(|s| s.checks.lock().expect("not poisoned").counts().0 as f64),
+        )
+        .counter(
+            "workers_quarantined",
+            "Workers quarantined for stored values that disagreed with other workers' checks",
+            st(|s| s.workers_quarantined.load(Ordering::Relaxed)),
+        )
+        .counter(
+            "games_set_aside",
+            "Games of quarantined workers set aside (listed in .set-aside.json files; the trainer skips them)",
+            st(|s| s.games_set_aside.load(Ordering::Relaxed)),
+        )
+        .counter(
             "games_rejected_oversized",
             "Submissions refused as too large",
             st(|s| s.rejected_oversized.load(Ordering::Relaxed)),

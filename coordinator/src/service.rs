@@ -19,6 +19,7 @@ use zeroplay_proto::v1::coordinator_server::Coordinator;
 use zeroplay_telemetry::prometheus_client::metrics::histogram::Histogram;
 
 use crate::auth::require;
+use crate::checks::is_check_lease;
 use crate::config::{CoordinatorConfig, RepeatedGames};
 use crate::games::{GameKind, Limits, ValidationError, validate};
 use crate::gating::{Gating, Reported, is_eval_lease};
@@ -61,6 +62,8 @@ pub struct Shared {
     pub(crate) model_lock: tokio::sync::Mutex<()>,
     /// Gating runs and their evaluation leases.
     pub(crate) gating: Mutex<Gating>,
+    /// Spot checks of stored values and each worker's record (`checks.rs`).
+    pub(crate) checks: Mutex<crate::checks::Checks>,
     /// Metrics observed by the service (the rest are read from the fields above).
     pub(crate) observed: Observed,
     /// The newest model version stored (a game naming a newer one is forged).
@@ -86,7 +89,12 @@ impl CoordinatorService {
         Limits { max_moves: self.shared.cfg.limits.max_moves, ..Limits::default() }
     }
 
-    fn touch(&self, worker: &str) -> Result<(), CoordError> {
+    pub(crate) fn touch(&self, worker: &str) -> Result<(), CoordError> {
+        if self.shared.checks.lock().expect("not poisoned").is_quarantined(worker) {
+            return Err(CoordError::Quarantined(
+                "this worker is quarantined: its stored values disagreed with other workers' checks".into(),
+            ));
+        }
         if self.shared.workers.lock().expect("not poisoned").touch(worker, Instant::now()) {
             Ok(())
         } else {
@@ -218,6 +226,7 @@ impl CoordinatorService {
         let stale: Vec<u64> = finished.into_iter().filter(|id| *id != lease_id).collect();
         self.drop_lease_rows(stale).await;
         if let Some(kind) = GameKind::from_name(&game.game_kind) {
+            s.checks.lock().expect("not poisoned").stored(&req.worker_id, &game, kind, &rows);
             // Offer a couple of this game's positions for future forks.
             let mut src = s.sources.lock().expect("not poisoned");
             for row in rows.iter().step_by((rows.len() / 2).max(1)).take(2) {
@@ -225,38 +234,6 @@ impl CoordinatorService {
             }
         }
         Ok(pb::SubmitGameResponse { positions: rows.len() as u32 })
-    }
-
-    fn lease(&self, worker: &str, n: u32) -> Result<pb::LeaseResponse, CoordError> {
-        let s = &self.shared;
-        let n = n.clamp(1, s.cfg.leases.max_per_request) as usize;
-        // Evaluation matches first: a candidate waits for nothing else.
-        let mut out =
-            s.gating.lock().expect("not poisoned").grant(worker, n, Instant::now(), s.cfg.leases.ttl_ms);
-        if out.len() == n {
-            return Ok(pb::LeaseResponse { leases: out });
-        }
-        let mut leases = s.leases.lock().expect("not poisoned");
-        let mut sources = s.sources.lock().expect("not poisoned");
-        let grant = leases.grant(worker, n - out.len(), &mut sources, Instant::now());
-        s.store
-            .put_leases(&grant.granted, &grant.replaced, grant.next_id, grant.drawn)
-            .map_err(|e| CoordError::Unavailable(e.to_string()))?;
-        out.extend(grant.granted.into_iter().map(|(id, row)| {
-            let gcfg = sources.game_config(row.game_kind).cloned().unwrap_or_default();
-            pb::Lease {
-                lease_id: id,
-                game_kind: row.game_kind.to_string(),
-                start_state: row.start_state,
-                seed: row.seed,
-                settings: Some(convert::selfplay_to_proto(&gcfg.settings, &gcfg.leaf)),
-                model_version: 0,
-                ttl_ms: s.cfg.leases.ttl_ms,
-                source: row.source,
-                evaluation: None,
-            }
-        }));
-        Ok(pb::LeaseResponse { leases: out })
     }
 
     /// Records a decided gating run in the store and, on promotion, announces the new best.
@@ -367,10 +344,17 @@ impl Coordinator for CoordinatorService {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
         self.touch(&r.worker_id)?;
-        let (eval, play): (Vec<u64>, Vec<u64>) = r.lease_ids.iter().partition(|&&id| is_eval_lease(id));
-        let now = Instant::now();
+        let (eval, rest): (Vec<u64>, Vec<u64>) = r.lease_ids.iter().partition(|&&id| is_eval_lease(id));
+        let (check, play): (Vec<u64>, Vec<u64>) = rest.iter().partition(|&&id| is_check_lease(id));
+        let (now, ttl) = (Instant::now(), std::time::Duration::from_millis(self.shared.cfg.leases.ttl_ms));
         let mut unknown = self.shared.leases.lock().expect("not poisoned").renew(&r.worker_id, &play, now);
         unknown.extend(self.shared.gating.lock().expect("not poisoned").renew(&r.worker_id, &eval, now));
+        unknown.extend(self.shared.checks.lock().expect("not poisoned").renew(
+            &r.worker_id,
+            &check,
+            now,
+            ttl,
+        ));
         Ok(Response::new(pb::HeartbeatResponse { unknown_lease_ids: unknown }))
     }
 
@@ -395,7 +379,8 @@ impl Coordinator for CoordinatorService {
         require(&req, &[Role::Worker])?;
         let r = req.into_inner();
         let n = self.shared.leases.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids)
-            + self.shared.gating.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids);
+            + self.shared.gating.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids)
+            + self.shared.checks.lock().expect("not poisoned").release(&r.worker_id, &r.lease_ids);
         info!(worker = %shown(&r.worker_id), released = n, "leases released");
         Ok(Response::new(pb::ReleaseResponse { released: n as u32 }))
     }
@@ -614,6 +599,17 @@ impl Coordinator for CoordinatorService {
                 .map_err(|e| Status::internal(e.to_string()))??;
         }
         Ok(Response::new(pb::ReportMatchResponse { counted }))
+    }
+
+    async fn report_check(
+        &self,
+        req: Request<pb::ReportCheckRequest>,
+    ) -> Result<Response<pb::ReportCheckResponse>, Status> {
+        require(&req, &[Role::Worker])?;
+        let r = req.into_inner();
+        self.touch(&r.worker_id)?;
+        self.check_reported(&r)?;
+        Ok(Response::new(pb::ReportCheckResponse {}))
     }
 
     async fn gate_status(

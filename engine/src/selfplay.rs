@@ -291,6 +291,32 @@ pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
     play_game_until(start, settings, evaluator, seed, &|| false).expect("never stopped")
 }
 
+/// The root value, from the view of the player to move, of one fresh search of `state` for
+/// `sims` simulations, configured as self-play configures its searches (no root noise): what
+/// a value check compares a stored move's root value with (issue 42). Fixed by `seed`.
+///
+/// # Panics
+/// If `state` is a finished game.
+pub fn search_value<G: Game, E: Evaluator<G> + ?Sized>(
+    state: &G,
+    settings: &SelfPlaySettings,
+    evaluator: &E,
+    sims: u32,
+    seed: u64,
+) -> f32 {
+    assert!(state.outcome().is_none(), "a value check of a finished game");
+    let mut rng = crate::rng_from_seed(seed);
+    let config = MctsConfig {
+        c_puct: settings.c_puct,
+        batch_size: evaluator.preferred_batch(),
+        ..MctsConfig::default()
+    };
+    let mut tree = Mcts::new(state.clone(), config);
+    let _ = evaluator.begin_move();
+    tree.search(evaluator, Budget::sims(u64::from(sims.max(1))), &mut rng, &mut |_| {});
+    tree.root_value()
+}
+
 /// Plays one self-play game from `start`, checking `stop` before every action; returns `None`
 /// if it was stopped (a worker shutting down abandons its games this way).
 ///

@@ -13,8 +13,12 @@
 //!   descriptors left ([`raise_fd_limit`] first raises the soft limit to the hard one).
 //! - **Eviction, not lock-out.** When a cap is full, a new connection takes the place of the
 //!   oldest one that has not yet finished its handshake (first request, or TLS/HTTP/2
-//!   preface and an answer). Only when every held connection is established is the new one
-//!   refused. A flood of idle connections therefore never keeps a real client out.
+//!   preface and an answer). A flood of idle connections therefore never keeps a real
+//!   client out. When every held connection is established, an address over its fair share
+//!   of a full table (or the newcomer's own full address) gives up its oldest untrusted
+//!   connection, so a few addresses holding established, pinging connections cannot keep
+//!   the rest out either; connections that carried an authenticated request
+//!   ([`Guard::trust`]) are never given up (see the `table` module).
 //! - **Timeouts.** A connection must be established within [`Connections::handshake_ms`],
 //!   and one with no bytes in either direction for [`Connections::idle_s`] is closed.
 //!
@@ -225,10 +229,26 @@ impl Guard {
         Guard { table: Arc::new(Table::new(max, per)), cfg }
     }
 
-    /// Takes a place for a connection from `peer`: evicting the oldest unestablished
-    /// connection where a cap is full, or `None` when every held connection is established.
-    pub fn admit(&self, peer: IpAddr) -> Option<Ticket> {
-        self.table.admit(address_key(peer))
+    /// Takes a place for a connection from `peer`, making way where a cap is full (the oldest
+    /// unestablished connection, else an untrusted one from an address over its share), or
+    /// `None` when nobody may make way.
+    pub fn admit(&self, peer: SocketAddr) -> Option<Ticket> {
+        self.table.admit(peer, address_key(peer.ip()))
+    }
+
+    /// Marks the connection from `peer` trusted: it carried an authenticated request (the
+    /// coordinator calls this for every request with a valid token), so it is established
+    /// and no unauthenticated connection can take its place. False when this guard holds
+    /// no connection from `peer`.
+    pub fn trust(&self, peer: SocketAddr) -> bool {
+        self.table.trust(peer)
+    }
+
+    /// Lets established connections that have not been trusted make way for newcomers (an
+    /// address over its share of a full table, or at its own cap, gives up its oldest): for
+    /// a listener whose real clients all authenticate and are marked with [`Guard::trust`].
+    pub fn displace_untrusted(&self) {
+        self.table.set_displace(true);
     }
 
     /// The limits this guard enforces.
@@ -304,7 +324,7 @@ impl GuardedListener {
         loop {
             match self.listener.accept().await {
                 Ok((io, peer)) => {
-                    let Some(ticket) = self.guard.admit(peer.ip()) else {
+                    let Some(ticket) = self.guard.admit(peer) else {
                         drop(io);
                         continue;
                     };

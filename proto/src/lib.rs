@@ -18,8 +18,9 @@ pub mod convert;
 /// 5: `SelfPlaySettings.root` can ask for Gumbel root search, whose stored visit counts are an
 /// improved policy, which an older worker would ignore and play PUCT, and `forced_playouts`
 /// for pruned PUCT targets; 6: a match report carries its games, and the coordinator counts
-/// only what they replay to, so an older worker's reports would all be refused).
-pub const PROTOCOL: u32 = 6;
+/// only what they replay to, so an older worker's reports would all be refused; 7: a lease can be
+/// a value check (`Lease.check`), which an older worker would play as a game).
+pub const PROTOCOL: u32 = 7;
 
 /// Version 1 of the API.
 #[allow(missing_docs, clippy::all)]

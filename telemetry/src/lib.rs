@@ -146,14 +146,15 @@ impl Live {
 
 impl Live {
     /// Adds a listener's connection counters (`connections_open`, `connections_accepted`,
-    /// `connections_refused`, `connections_evicted`, `connections_timed_out`,
-    /// `connections_slow_requests`).
+    /// `connections_refused`, `connections_evicted`, `connections_displaced`,
+    /// `connections_trusted`, `connections_timed_out`, `connections_slow_requests`).
     pub fn connections(self, guard: &zeroplay_net::Guard) -> Live {
         let g = |f: fn(&zeroplay_net::GuardStats) -> u64| {
             let guard = guard.clone();
             move || f(&guard.stats())
         };
         let open = g(|s| s.open);
+        let trusted = g(|s| s.trusted);
         self.gauge("connections_open", "Connections held now", move || open() as f64)
             .counter("connections_accepted", "Connections admitted", g(|s| s.accepted))
             .counter(
@@ -166,6 +167,14 @@ impl Live {
                 "Connections closed before their handshake to make room for a newer one",
                 g(|s| s.evicted),
             )
+            .counter(
+                "connections_displaced",
+                "Established connections that never authenticated, closed to make room for a newer one (an address over its share of a full table)",
+                g(|s| s.displaced),
+            )
+            .gauge("connections_trusted", "Connections held now that carried an authenticated request", move || {
+                trusted() as f64
+            })
             .counter(
                 "connections_timed_out",
                 "Connections closed by the handshake or idle timeout",

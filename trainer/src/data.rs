@@ -23,7 +23,7 @@ use arrow_array::{
 };
 use engine::Features;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use tracing::warn;
+use tracing::{info, warn};
 
 /// The Parquet schema version this reader understands (`zeroplay.schema_version`).
 pub const SCHEMA_VERSION: &str = "1";
@@ -329,6 +329,33 @@ pub fn list_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
+/// The suffix of the files that list games set aside by the coordinator (a quarantined
+/// worker's, issue 42): JSON objects whose `games` array names game ids never to train on.
+pub const SET_ASIDE_SUFFIX: &str = ".set-aside.json";
+
+/// Every game id the `.set-aside.json` files in `dir` name, as the hashes samples carry.
+/// A file that does not parse is named in the log and skipped (its games stay in).
+pub fn set_aside(dir: &Path) -> std::io::Result<BTreeSet<u64>> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(dir)? {
+        let path = e?.path();
+        if !path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with(SET_ASIDE_SUFFIX)) {
+            continue;
+        }
+        let parsed = std::fs::read(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).map_err(|e| e.to_string()));
+        let games = parsed.as_ref().ok().and_then(|v| v.get("games")).and_then(|g| g.as_array());
+        match games {
+            Some(games) => out.extend(games.iter().filter_map(|g| g.as_str()).map(fnv)),
+            None => {
+                warn!(file = %path.display(), error = ?parsed.as_ref().err(), "skipping a set-aside file that does not parse")
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// How many positions the window holds as a run goes on.
 ///
 /// A fixed window (`min_positions == 0`) holds `max_positions`. A growing one follows
@@ -400,6 +427,8 @@ pub struct Window {
     /// Rows per file seen (from the Parquet footer), for the run's total.
     rows: BTreeMap<PathBuf, u64>,
     size: WindowSize,
+    /// Hashes of the game ids set aside (never trained on).
+    set_aside: BTreeSet<u64>,
 }
 
 impl Window {
@@ -433,6 +462,22 @@ impl Window {
     /// [`Window::bad_files`] instead.
     pub fn refresh<G: Features>(&mut self, dir: &Path) -> std::io::Result<usize> {
         let files = list_files(dir)?;
+        // Games of quarantined workers: out of the files held, and of every file read.
+        let aside = set_aside(dir)?;
+        if aside.len() > self.set_aside.len() {
+            let before = self.len();
+            for samples in self.files.values_mut() {
+                samples.retain(|s| !aside.contains(&s.game_hash));
+            }
+            if before > self.len() {
+                info!(
+                    positions = before - self.len(),
+                    games = aside.len(),
+                    "positions of set-aside games dropped"
+                );
+            }
+            self.set_aside = aside;
+        }
         for path in &files {
             if !self.rows.contains_key(path) {
                 let n = footer_rows(path).unwrap_or(0);
@@ -456,7 +501,10 @@ impl Window {
                 continue;
             }
             match read_file::<G>(path) {
-                Ok(samples) => {
+                Ok(mut samples) => {
+                    if !self.set_aside.is_empty() {
+                        samples.retain(|s| !self.set_aside.contains(&s.game_hash));
+                    }
                     kept += samples.len();
                     added += samples.len();
                     self.files.insert(path.clone(), samples);

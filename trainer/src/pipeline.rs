@@ -337,7 +337,11 @@ pub fn run_observed<G: Features + GameAgents>(
                     .map_err(|e| e.to_string())?;
             info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models with object storage");
             let jobs = vec![
-                zeroplay_storage::Job::pull("games", &cfg.data_dir, &[".parquet"]),
+                zeroplay_storage::Job::pull(
+                    "games",
+                    &cfg.data_dir,
+                    &[".parquet", crate::data::SET_ASIDE_SUFFIX],
+                ),
                 zeroplay_storage::Job::push(&models, "trainer/models", &[]),
                 zeroplay_storage::Job::push(&cfg.run_dir, "trainer", &[".json", ".svg", ".toml"]),
             ];

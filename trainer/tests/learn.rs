@@ -237,3 +237,41 @@ fn the_ownership_target_is_the_final_board_and_its_head_learns_it() {
     assert_eq!(again.evaluate(&train).value, dropped.evaluate(&train).value);
     assert!(again.evaluate(&train).ownership > 0.0);
 }
+
+/// Games a quarantined worker stored are listed in a `.set-aside.json` file beside the
+/// Parquet files (issue 42): the window drops them from the files it holds and from every
+/// file it reads later, and a file that does not parse is skipped.
+#[test]
+fn set_aside_games_are_never_trained_on() {
+    let dir = tempfile::tempdir().unwrap();
+    write_games(dir.path(), 6, 2);
+    let mut w = Window::new(1_000_000);
+    let all = w.refresh::<BattleNumber>(dir.path()).unwrap();
+    let hash = |id: u64| {
+        // The window's own hash of a game id (FNV-1a, as `Sample::game_hash`).
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in format!("{id:032x}").bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x100_0000_01b3);
+        }
+        h
+    };
+    let held = |w: &Window, id: u64| w.split(0.0).0.iter().filter(|s| s.game_hash == hash(id)).count();
+    // write_games seeds its games 0, 1, 2 (first file) and 1000, 1001, 1002 (second).
+    assert!(held(&w, 1) > 0 && held(&w, 1001) > 0);
+    std::fs::write(
+        dir.path().join("0000000000001-w.set-aside.json"),
+        format!(r#"{{"worker":"w","reason":"test","games":["{:032x}","{:032x}"]}}"#, 1, 1001),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("0000000000002-x.set-aside.json"), b"not json").unwrap();
+    assert_eq!(w.refresh::<BattleNumber>(dir.path()).unwrap(), 0, "no new positions");
+    assert_eq!((held(&w, 1), held(&w, 1001)), (0, 0), "set aside");
+    assert!(held(&w, 0) > 0 && held(&w, 1002) > 0, "the other games stay");
+    assert!(w.len() < all);
+    // A window that reads the files after the list is written never holds them.
+    let mut fresh = Window::new(1_000_000);
+    fresh.refresh::<BattleNumber>(dir.path()).unwrap();
+    assert_eq!(fresh.len(), w.len());
+    assert_eq!(trainer::data::set_aside(dir.path()).unwrap().len(), 2);
+}

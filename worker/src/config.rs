@@ -84,6 +84,8 @@ pub struct WorkerReport {
     pub cpu_seconds: f64,
     /// Gating matches played and reported.
     pub evaluation_matches: u64,
+    /// Value checks of other workers' stored moves searched and reported.
+    pub value_checks: u64,
 }
 
 impl WorkerConfig {

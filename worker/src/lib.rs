@@ -50,6 +50,8 @@ struct State {
     /// Models fetched by version for evaluation matches (the few most recent).
     evaluation_models: Mutex<HashMap<u64, model::Model>>,
     evaluation_matches: AtomicU64,
+    /// Value checks searched and reported.
+    value_checks: AtomicU64,
 }
 
 impl State {
@@ -146,6 +148,27 @@ async fn report_match(client: &mut Client, state: &State, lease_id: u64, played:
         }
     }
     warn!(lease = lease_id, "could not report a gating match; it will be played again");
+}
+
+async fn report_check(client: &mut Client, state: &State, lease_id: u64, root_value: f32) {
+    for attempt in 0..5 {
+        let req = pb::ReportCheckRequest { worker_id: state.id(), lease_id, root_value };
+        match client.report_check(req).await {
+            Ok(_) => {
+                state.value_checks.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            Err(s) if matches!(s.code(), Code::NotFound | Code::InvalidArgument | Code::PermissionDenied) => {
+                debug!(lease = lease_id, error = %s.message(), "check report refused");
+                return;
+            }
+            Err(s) => {
+                debug!(lease = lease_id, error = %s.message(), "check report failed; retrying");
+                tokio::time::sleep(backoff(&state.cfg, attempt)).await;
+            }
+        }
+    }
+    warn!(lease = lease_id, "could not report a value check; it will be searched again");
 }
 
 /// Follows `WatchModels`: every newer model is downloaded, checked and swapped in; a corrupt
@@ -333,6 +356,7 @@ pub async fn run_with_metrics(
         ),
         evaluation_models: Mutex::new(HashMap::new()),
         evaluation_matches: AtomicU64::new(0),
+        value_checks: AtomicU64::new(0),
     });
     let rt = tokio::runtime::Handle::current();
     // Metrics and health: alive from here, ready once registered. The server stops at the end
@@ -374,6 +398,18 @@ pub async fn run_with_metrics(
                     let Some(lease) = lease else { return };
                     if state.stop.load(Ordering::Relaxed) {
                         state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                        continue;
+                    }
+                    if let Some(check) = &lease.check {
+                        // A value check of another worker's stored move: one search, reported.
+                        match play::check_value(&state, &rt, &eval_client, &lease, check) {
+                            Ok(v) => rt.block_on(report_check(&mut eval_client.clone(), &state, lease.lease_id, v)),
+                            Err(e) => {
+                                error!(lease = lease.lease_id, error = %e, "cannot search a value check; handing it back");
+                                state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                            }
+                        }
+                        state.active.lock().expect("not poisoned").remove(&lease.lease_id);
                         continue;
                     }
                     if let Some(ev) = &lease.evaluation {
@@ -504,6 +540,7 @@ pub async fn run_with_metrics(
         play_seconds: state.play_nanos.load(Ordering::Relaxed) as f64 / 1e9,
         cpu_seconds: process_cpu_seconds(),
         evaluation_matches: state.evaluation_matches.load(Ordering::Relaxed),
+        value_checks: state.value_checks.load(Ordering::Relaxed),
     };
     if let Some(m) = metrics_server {
         m.stop().await;

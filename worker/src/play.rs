@@ -162,3 +162,42 @@ pub(crate) fn evaluation_as<G: Features + engine::agent::GameAgents>(
         .collect();
     Ok(PlayedMatch { points: m.points_a, games })
 }
+
+/// Searches a value check (a lease with `check` set): the position, fresh, as self-play
+/// searches it, with the model that searched the stored move; its root value.
+pub(crate) fn check_value(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    lease: &pb::Lease,
+    check: &pb::ValueCheck,
+) -> Result<f32, String> {
+    let kind = lease_kind(lease)?;
+    engine::with_game!(kind, |G| check_as::<G>(state, rt, client, lease, check))
+}
+
+fn check_as<G: Features + engine::agent::GameAgents>(
+    state: &State,
+    rt: &tokio::runtime::Handle,
+    client: &Client,
+    lease: &pb::Lease,
+    check: &pb::ValueCheck,
+) -> Result<f32, String> {
+    let position = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    if position.outcome().is_some() {
+        return Err(format!("lease {}: the position to check is finished", lease.lease_id));
+    }
+    let wire = lease.settings.as_ref().ok_or("lease without settings")?;
+    let (settings, leaf) = zeroplay_proto::convert::selfplay_from_proto(wire)
+        .map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
+    let sims = u32::try_from(check.sims.clamp(1, 1 << 20)).expect("bounded");
+    let evaluator: Arc<dyn Evaluator<G>> = match (leaf.evaluator, lease.model_version) {
+        (LeafEvaluator::Net, v) if v > 0 => {
+            let m = evaluation_model(state, rt, client, GameKind::of::<G>(), v)?;
+            model::net_leaf::<G>(NetSource::Fixed(m), &leaf)
+        }
+        // The stored move was searched without a network (none published yet, or another leaf).
+        _ => leaf.without_net(),
+    };
+    Ok(engine::selfplay::search_value(&position, &settings, evaluator.as_ref(), sims, lease.seed))
+}

@@ -1,0 +1,498 @@
+//! Spot checks of self-reported values (issue 42). A stored game's root values, and the
+//! values that justify a resignation, are its worker's word: the coordinator cannot search
+//! (it links no network), so a sample of each worker's searched positions is searched again,
+//! fresh, by **another** worker with the same model and budget, and the two values compared.
+//!
+//! - **Sampling.** Each stored game is sampled with probability [`ChecksConfig::rate`], every
+//!   resigned one with [`ChecksConfig::resign_rate`]: one of its full-search positions (for a
+//!   resignation, the resigning seat's last searched one), its stored root value the claim.
+//! - **Checking.** The position goes out as a check lease ([`Checks::grant`]) to a worker
+//!   other than the one that stored it, which searches it as self-play does (no root noise)
+//!   and reports its root value ([`Checks::report`]).
+//! - **Verdict.** A claim more than [`ChecksConfig::tolerance`] from the checker's value
+//!   disagrees. A worker with [`ChecksConfig::quarantine_after`] disagreements is
+//!   quarantined: the games it stored since its last agreeing check are set aside (the
+//!   caller lists them in a `.set-aside.json` file beside the Parquet files, which the
+//!   trainer skips), and its later calls are refused. An agreeing check clears the worker's
+//!   list of games awaiting one.
+//!
+//! What this bounds and what it does not is in docs/operations.md ("Faults"): a worker that
+//! forges values in more than a few games is caught, and its games since its last good
+//! check go unused; values forged within the tolerance, or only in games the sample misses,
+//! pass. State is in memory: a restart forgets pending checks and quarantines.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use rand::RngExt;
+use serde::{Deserialize, Serialize};
+
+use crate::games::GameKind;
+use crate::rows::PositionRow;
+use zeroplay_proto::v1 as pb;
+
+/// Check lease ids start here (below the evaluation leases' [`crate::gating::EVAL_LEASE_BASE`],
+/// far above any position lease id).
+pub const CHECK_LEASE_BASE: u64 = 1 << 61;
+
+/// Is `id` a check lease id?
+pub fn is_check_lease(id: u64) -> bool {
+    (CHECK_LEASE_BASE..crate::gating::EVAL_LEASE_BASE).contains(&id)
+}
+
+/// `[checks]`: how stored values are spot-checked.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChecksConfig {
+    /// Share of stored games with one position checked, in [0, 1] (0: no checks).
+    pub rate: f64,
+    /// Share of resigned games whose resignation is checked, in [0, 1].
+    pub resign_rate: f64,
+    /// A stored root value further than this from the checker's disagrees (values are in
+    /// [-1, 1]; two honest full searches of one position rarely differ by more than 0.3).
+    pub tolerance: f32,
+    /// Disagreements after which a worker is quarantined (at least 1).
+    pub quarantine_after: u32,
+    /// Checks waiting for a checker at most; beyond, the oldest is dropped.
+    pub max_pending: usize,
+}
+
+impl Default for ChecksConfig {
+    fn default() -> Self {
+        ChecksConfig { rate: 0.02, resign_rate: 1.0, tolerance: 0.5, quarantine_after: 3, max_pending: 1024 }
+    }
+}
+
+impl ChecksConfig {
+    /// Checks the values make sense.
+    ///
+    /// # Errors
+    /// The offending field, named.
+    pub fn validate(&self) -> Result<(), String> {
+        for (name, v) in [("rate", self.rate), ("resign_rate", self.resign_rate)] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(format!("checks.{name} must be in [0, 1], not {v}"));
+            }
+        }
+        if !(self.tolerance > 0.0 && self.tolerance <= 2.0) {
+            return Err(format!("checks.tolerance must be in (0, 2], not {}", self.tolerance));
+        }
+        if self.quarantine_after == 0 || self.max_pending == 0 {
+            return Err("checks.quarantine_after and checks.max_pending must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// One position to check.
+#[derive(Clone, Debug)]
+pub(crate) struct Pending {
+    pub(crate) kind: GameKind,
+    /// The position, encoded.
+    pub(crate) state: Vec<u8>,
+    /// The model that searched it (0: none).
+    pub(crate) model_version: u64,
+    /// The stored root value, from the mover's view.
+    pub(crate) claim: f32,
+    /// Who stored it, and in which game.
+    pub(crate) worker: String,
+    pub(crate) game_id: String,
+    /// Seed of the checker's search.
+    pub(crate) seed: u64,
+}
+
+struct Out {
+    check: Pending,
+    checker: String,
+    expires: Instant,
+}
+
+#[derive(Debug, Default)]
+struct Trust {
+    agreed: u64,
+    disagreed: u32,
+    /// Games stored since the last agreeing check.
+    awaiting: Vec<String>,
+    quarantined: bool,
+}
+
+/// What a check report decided.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Verdict {
+    /// The stored value is within the tolerance.
+    Agreed,
+    /// It is not; the worker is not (yet) quarantined.
+    Disagreed,
+    /// It is not, and the worker that stored it is now quarantined: set its games aside.
+    Quarantined {
+        /// The quarantined worker.
+        worker: String,
+        /// Its games stored since its last agreeing check.
+        games: Vec<String>,
+    },
+}
+
+/// Why a check report is refused.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CheckError {
+    /// No such check out to this worker.
+    #[error("{0}")]
+    NotFound(String),
+    /// A value out of range.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// Pending and leased checks, and each worker's record.
+pub(crate) struct Checks {
+    cfg: ChecksConfig,
+    rng: engine::Rng,
+    queue: VecDeque<Pending>,
+    out: HashMap<u64, Out>,
+    workers: HashMap<String, Trust>,
+    next_id: u64,
+    /// Checks dropped unchecked (the queue was full).
+    pub(crate) dropped: u64,
+}
+
+/// The games a worker may have stored since its last check, at most (beyond, the oldest are
+/// forgotten: they stay trained on even if the worker is quarantined later).
+const MAX_AWAITING: usize = 1 << 20;
+
+impl Checks {
+    pub(crate) fn new(cfg: ChecksConfig, seed: u64) -> Checks {
+        Checks {
+            cfg,
+            rng: engine::rng_from_seed(engine::derive_seed(seed, 0x636865636b)),
+            queue: VecDeque::new(),
+            out: HashMap::new(),
+            workers: HashMap::new(),
+            next_id: CHECK_LEASE_BASE,
+            dropped: 0,
+        }
+    }
+
+    /// Whether `worker` is quarantined.
+    pub(crate) fn is_quarantined(&self, worker: &str) -> bool {
+        self.workers.get(worker).is_some_and(|t| t.quarantined)
+    }
+
+    /// Records a game `worker` stored, and samples one of its positions for a check.
+    pub(crate) fn stored(
+        &mut self,
+        worker: &str,
+        game: &pb::GameRecord,
+        kind: GameKind,
+        rows: &[PositionRow],
+    ) {
+        let t = self.workers.entry(worker.to_string()).or_default();
+        if t.awaiting.len() >= MAX_AWAITING {
+            t.awaiting.remove(0);
+        }
+        t.awaiting.push(game.game_id.clone());
+        let searched = |r: &&PositionRow| r.full_search && !r.visit_actions.is_empty();
+        let row = if game.resigned {
+            if self.rng.random::<f64>() >= self.cfg.resign_rate {
+                return;
+            }
+            rows.iter().filter(searched).filter(|r| u32::from(r.actor) == game.resigned_seat).last()
+        } else {
+            if self.cfg.rate <= 0.0 || self.rng.random::<f64>() >= self.cfg.rate {
+                return;
+            }
+            let candidates: Vec<&PositionRow> = rows.iter().filter(searched).collect();
+            if candidates.is_empty() {
+                return;
+            }
+            Some(candidates[self.rng.random_range(0..candidates.len())])
+        };
+        let Some(row) = row else { return };
+        if self.queue.len() >= self.cfg.max_pending {
+            self.queue.pop_front();
+            self.dropped += 1;
+        }
+        let seed = self.rng.random::<u64>();
+        self.queue.push_back(Pending {
+            kind,
+            state: row.state.clone(),
+            model_version: row.model_version,
+            claim: row.root_value,
+            worker: worker.to_string(),
+            game_id: game.game_id.clone(),
+            seed,
+        });
+    }
+
+    /// Up to `n` checks for `worker` (never of its own games), leased until `ttl` from `now`.
+    /// `lease` turns a check and its id into the lease sent.
+    pub(crate) fn grant(
+        &mut self,
+        worker: &str,
+        n: usize,
+        now: Instant,
+        ttl: Duration,
+        mut lease: impl FnMut(u64, &Pending) -> Option<pb::Lease>,
+    ) -> Vec<pb::Lease> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while out.len() < n && i < self.queue.len() {
+            if self.is_quarantined(&self.queue[i].worker) {
+                // Its games are set aside already: nothing left to check.
+                self.queue.remove(i);
+                continue;
+            }
+            if self.queue[i].worker == worker {
+                i += 1;
+                continue;
+            }
+            let check = self.queue.remove(i).expect("in range");
+            let id = self.next_id;
+            self.next_id += 1;
+            match lease(id, &check) {
+                Some(l) => {
+                    out.push(l);
+                    self.out.insert(id, Out { check, checker: worker.to_string(), expires: now + ttl });
+                }
+                // The game is no longer configured: nothing to check it with.
+                None => self.dropped += 1,
+            }
+        }
+        out
+    }
+
+    /// Renews `worker`'s check leases among `ids`; returns the ids it does not hold.
+    pub(crate) fn renew(&mut self, worker: &str, ids: &[u64], now: Instant, ttl: Duration) -> Vec<u64> {
+        let mut unknown = Vec::new();
+        for id in ids {
+            match self.out.get_mut(id) {
+                Some(o) if o.checker == worker => o.expires = now + ttl,
+                _ => unknown.push(*id),
+            }
+        }
+        unknown
+    }
+
+    /// Puts `worker`'s check leases among `ids` back in the queue; returns how many.
+    pub(crate) fn release(&mut self, worker: &str, ids: &[u64]) -> usize {
+        let mut n = 0;
+        for id in ids {
+            if self.out.get(id).is_some_and(|o| o.checker == worker) {
+                let o = self.out.remove(id).expect("present");
+                self.queue.push_front(o.check);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// Puts expired check leases back in the queue; returns how many.
+    pub(crate) fn sweep(&mut self, now: Instant) -> usize {
+        let expired: Vec<u64> =
+            self.out.iter().filter(|(_, o)| o.expires <= now).map(|(id, _)| *id).collect();
+        for id in &expired {
+            let o = self.out.remove(id).expect("present");
+            self.queue.push_front(o.check);
+        }
+        expired.len()
+    }
+
+    /// `worker` reports `value` for check lease `id`: compared with the stored claim.
+    ///
+    /// # Errors
+    /// [`CheckError::NotFound`] for a lease not out to `worker`; [`CheckError::Invalid`] for a
+    /// value outside [-1, 1] (the check goes out again).
+    pub(crate) fn report(
+        &mut self,
+        worker: &str,
+        id: u64,
+        value: f32,
+    ) -> Result<(Verdict, Pending), CheckError> {
+        if !self.out.get(&id).is_some_and(|o| o.checker == worker) {
+            return Err(CheckError::NotFound(format!("no check lease {id} out to this worker")));
+        }
+        let o = self.out.remove(&id).expect("present");
+        if !(value.is_finite() && (-1.0..=1.0).contains(&value)) {
+            self.queue.push_front(o.check);
+            return Err(CheckError::Invalid(format!("root value {value} is not in [-1, 1]")));
+        }
+        let check = o.check;
+        let t = self.workers.entry(check.worker.clone()).or_default();
+        if t.quarantined {
+            return Ok((Verdict::Disagreed, check));
+        }
+        let verdict = if (check.claim - value).abs() <= self.cfg.tolerance {
+            t.agreed += 1;
+            // Its games up to this one's are vouched for by a good check (those stored after
+            // it stay on the list).
+            if let Some(k) = t.awaiting.iter().position(|g| *g == check.game_id) {
+                t.awaiting.drain(..=k);
+            }
+            Verdict::Agreed
+        } else {
+            t.disagreed += 1;
+            if t.disagreed >= self.cfg.quarantine_after {
+                t.quarantined = true;
+                Verdict::Quarantined { worker: check.worker.clone(), games: std::mem::take(&mut t.awaiting) }
+            } else {
+                Verdict::Disagreed
+            }
+        };
+        Ok((verdict, check))
+    }
+
+    /// Checks waiting for a checker, and out.
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (self.queue.len(), self.out.len())
+    }
+}
+
+/// The `.set-aside.json` file that lists a quarantined worker's games (the trainer skips
+/// them), written atomically in `games_dir`; returns its name.
+///
+/// # Errors
+/// The file system's.
+pub(crate) fn write_set_aside(
+    games_dir: &std::path::Path,
+    worker: &str,
+    games: &[String],
+    reason: &str,
+) -> std::io::Result<String> {
+    let ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_millis();
+    let short: String = worker.chars().filter(char::is_ascii_alphanumeric).take(16).collect();
+    let name = format!("{ms:013}-{short}{SET_ASIDE_SUFFIX}");
+    let body = serde_json::json!({ "worker": worker, "reason": reason, "games": games });
+    durable::write_atomic(&games_dir.join(&name), body.to_string().as_bytes())?;
+    Ok(name)
+}
+
+/// The suffix of set-aside files (the trainer and the storage sync look for it).
+pub const SET_ASIDE_SUFFIX: &str = ".set-aside.json";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(ply: u32, actor: u8, value: f32) -> PositionRow {
+        PositionRow {
+            game_id: "g".into(),
+            game_kind: "battlenumber",
+            seed: 1,
+            engine_version: String::new(),
+            encoding_version: 1,
+            model_version: 3,
+            ply,
+            actor,
+            state: vec![ply as u8],
+            action: "a".into(),
+            visit_actions: vec!["a".into()],
+            visit_counts: vec![10],
+            root_value: value,
+            full_search: true,
+            result: 0,
+            score: 0,
+            decisive: false,
+            resigned: false,
+            would_resign_seat: -1,
+        }
+    }
+
+    fn game(id: &str, resigned: bool) -> pb::GameRecord {
+        pb::GameRecord { game_id: id.into(), resigned, resigned_seat: 1, ..Default::default() }
+    }
+
+    fn lease(id: u64, _: &Pending) -> Option<pb::Lease> {
+        Some(pb::Lease { lease_id: id, ..Default::default() })
+    }
+
+    fn all(rate: f64) -> Checks {
+        Checks::new(ChecksConfig { rate, quarantine_after: 2, ..ChecksConfig::default() }, 1)
+    }
+
+    const TTL: Duration = Duration::from_secs(10);
+
+    #[test]
+    fn a_worker_never_checks_its_own_games_and_a_good_check_vouches_for_them() {
+        let mut c = all(1.0);
+        let now = Instant::now();
+        c.stored("a", &game("g1", false), GameKind::BattleNumber, &[row(0, 0, 0.2), row(1, 1, -0.1)]);
+        c.stored("a", &game("g2", false), GameKind::BattleNumber, &[row(0, 0, 0.3)]);
+        assert!(c.grant("a", 4, now, TTL, lease).is_empty(), "not its own");
+        let got = c.grant("b", 1, now, TTL, lease);
+        assert_eq!(got.len(), 1);
+        assert!(is_check_lease(got[0].lease_id));
+        let (v, p) = c.report("b", got[0].lease_id, p_claim_plus(&c, 0.1)).unwrap();
+        assert_eq!((v, p.game_id.as_str()), (Verdict::Agreed, "g1"));
+        assert_eq!(c.workers["a"].awaiting, ["g2"], "g1 vouched for");
+        // A lease is reported once, by its holder.
+        assert!(matches!(c.report("b", got[0].lease_id, 0.0), Err(CheckError::NotFound(_))));
+        let got = c.grant("b", 1, now, TTL, lease);
+        assert!(matches!(c.report("c", got[0].lease_id, 0.0), Err(CheckError::NotFound(_))));
+        assert!(matches!(c.report("b", got[0].lease_id, 1.5), Err(CheckError::Invalid(_))));
+        assert_eq!(c.counts(), (1, 0), "a refused value sends the check out again");
+    }
+
+    /// The claim of the check about to be reported is not visible to the checker; tests
+    /// look it up to report a value near it.
+    fn p_claim_plus(c: &Checks, d: f32) -> f32 {
+        c.out.values().next().expect("one out").check.claim + d
+    }
+
+    #[test]
+    fn forged_values_quarantine_their_worker_and_set_its_unchecked_games_aside() {
+        let mut c = all(1.0);
+        let now = Instant::now();
+        // Honest values, then forged ones (-0.99 where the truth is about 0).
+        c.stored("f", &game("ok", false), GameKind::BattleNumber, &[row(0, 0, 0.1)]);
+        let l = c.grant("b", 1, now, TTL, lease);
+        assert_eq!(c.report("b", l[0].lease_id, 0.05).unwrap().0, Verdict::Agreed);
+        for g in ["x1", "x2", "x3"] {
+            c.stored("f", &game(g, true), GameKind::BattleNumber, &[row(0, 0, 0.1), row(1, 1, -0.99)]);
+        }
+        let l = c.grant("b", 1, now, TTL, lease);
+        let (v, p) = c.report("b", l[0].lease_id, 0.1).unwrap();
+        assert_eq!((v, p.claim), (Verdict::Disagreed, -0.99), "the resigning seat's value is checked");
+        assert!(!c.is_quarantined("f"));
+        let l = c.grant("b", 1, now, TTL, lease);
+        let (v, _) = c.report("b", l[0].lease_id, 0.0).unwrap();
+        assert_eq!(
+            v,
+            Verdict::Quarantined { worker: "f".into(), games: vec!["x1".into(), "x2".into(), "x3".into()] }
+        );
+        assert!(c.is_quarantined("f"));
+        // Its last pending check is dropped, not handed out.
+        assert!(c.grant("b", 4, now, TTL, lease).is_empty());
+        assert_eq!(c.counts(), (0, 0));
+    }
+
+    #[test]
+    fn expired_and_released_checks_go_out_again_and_sampling_follows_the_rate() {
+        let mut c = all(1.0);
+        let now = Instant::now();
+        c.stored("a", &game("g", false), GameKind::BattleNumber, &[row(0, 0, 0.0)]);
+        let l = c.grant("b", 1, now, TTL, lease);
+        assert_eq!(c.renew("b", &[l[0].lease_id, 7], now, TTL), [7]);
+        assert_eq!(c.sweep(now + TTL * 2), 1);
+        let l = c.grant("b", 1, now, TTL, lease);
+        assert_eq!(c.release("b", &[l[0].lease_id]), 1);
+        assert_eq!(c.counts(), (1, 0));
+        // No checks at rate 0; about 1 in 10 at 0.1; a game without searched rows has none.
+        let mut none = all(0.0);
+        none.stored("a", &game("g", false), GameKind::BattleNumber, &[row(0, 0, 0.0)]);
+        assert_eq!(none.counts(), (0, 0));
+        let mut some = all(0.1);
+        for i in 0..2000 {
+            some.stored("a", &game(&format!("g{i}"), false), GameKind::BattleNumber, &[row(0, 0, 0.0)]);
+        }
+        let (queued, _) = some.counts();
+        assert!((120..=280).contains(&queued), "{queued} of 2000 sampled at 0.1");
+        let mut unsearched = all(1.0);
+        let mut r = row(0, 0, 0.0);
+        r.visit_actions.clear();
+        unsearched.stored("a", &game("g", false), GameKind::BattleNumber, &[r]);
+        assert_eq!(unsearched.counts(), (0, 0));
+        assert!(ChecksConfig { rate: 1.5, ..ChecksConfig::default() }.validate().is_err());
+        assert!(ChecksConfig { tolerance: 0.0, ..ChecksConfig::default() }.validate().is_err());
+        ChecksConfig::default().validate().unwrap();
+    }
+}
