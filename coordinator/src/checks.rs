@@ -195,7 +195,7 @@ impl Checks {
             if self.rng.random::<f64>() >= self.cfg.resign_rate {
                 return;
             }
-            rows.iter().filter(searched).filter(|r| u32::from(r.actor) == game.resigned_seat).last()
+            rows.iter().rev().filter(searched).find(|r| u32::from(r.actor) == game.resigned_seat)
         } else {
             if self.cfg.rate <= 0.0 || self.rng.random::<f64>() >= self.cfg.rate {
                 return;
@@ -307,7 +307,7 @@ impl Checks {
         id: u64,
         value: f32,
     ) -> Result<(Verdict, Pending), CheckError> {
-        if !self.out.get(&id).is_some_and(|o| o.checker == worker) {
+        if self.out.get(&id).is_none_or(|o| o.checker != worker) {
             return Err(CheckError::NotFound(format!("no check lease {id} out to this worker")));
         }
         let o = self.out.remove(&id).expect("present");
