@@ -112,7 +112,7 @@ struct Trust {
     agreed: u64,
     disagreed: u32,
     /// Games stored since the last agreeing check.
-    awaiting: Vec<String>,
+    awaiting: VecDeque<String>,
     quarantined: bool,
 }
 
@@ -185,11 +185,15 @@ impl Checks {
         kind: GameKind,
         rows: &[PositionRow],
     ) {
+        if self.cfg.rate <= 0.0 && self.cfg.resign_rate <= 0.0 {
+            // Checks are off (`zeroplay local`): no game would ever be vouched for.
+            return;
+        }
         let t = self.workers.entry(worker.to_string()).or_default();
         if t.awaiting.len() >= MAX_AWAITING {
-            t.awaiting.remove(0);
+            t.awaiting.pop_front();
         }
-        t.awaiting.push(game.game_id.clone());
+        t.awaiting.push_back(game.game_id.clone());
         let searched = |r: &&PositionRow| r.full_search && !r.visit_actions.is_empty();
         let row = if game.resigned {
             if self.rng.random::<f64>() >= self.cfg.resign_rate {
@@ -332,7 +336,10 @@ impl Checks {
             t.disagreed += 1;
             if t.disagreed >= self.cfg.quarantine_after {
                 t.quarantined = true;
-                Verdict::Quarantined { worker: check.worker.clone(), games: std::mem::take(&mut t.awaiting) }
+                Verdict::Quarantined {
+                    worker: check.worker.clone(),
+                    games: std::mem::take(&mut t.awaiting).into(),
+                }
             } else {
                 Verdict::Disagreed
             }

@@ -9,6 +9,8 @@ use zeroplay_proto::convert;
 use zeroplay_proto::v1 as pb;
 
 use crate::checks::{CheckError, Verdict};
+use crate::config::GameConfig;
+use crate::games::GameKind;
 use crate::service::{CoordError, CoordinatorService, shown};
 
 impl CoordinatorService {
@@ -27,17 +29,12 @@ impl CoordinatorService {
             let sources = s.sources.lock().expect("not poisoned");
             let checks = s.checks.lock().expect("not poisoned").grant(worker, 1, now, ttl, |id, p| {
                 let gcfg = sources.game_config(p.kind)?;
+                let check = pb::ValueCheck { sims: u64::from(gcfg.settings.full_sims) };
                 Some(pb::Lease {
-                    lease_id: id,
-                    game_kind: p.kind.to_string(),
-                    start_state: p.state.clone(),
-                    seed: p.seed,
-                    settings: Some(convert::selfplay_to_proto(&gcfg.settings, &gcfg.leaf)),
                     model_version: p.model_version,
-                    ttl_ms: s.cfg.leases.ttl_ms,
                     source: pb::PositionSource::Unspecified as i32,
-                    evaluation: None,
-                    check: Some(pb::ValueCheck { sims: u64::from(gcfg.settings.full_sims) }),
+                    check: Some(check),
+                    ..game_lease(id, p.kind, p.state.clone(), p.seed, gcfg, s.cfg.leases.ttl_ms)
                 })
             });
             out.extend(checks);
@@ -54,16 +51,8 @@ impl CoordinatorService {
         out.extend(grant.granted.into_iter().map(|(id, row)| {
             let gcfg = sources.game_config(row.game_kind).cloned().unwrap_or_default();
             pb::Lease {
-                lease_id: id,
-                game_kind: row.game_kind.to_string(),
-                start_state: row.start_state,
-                seed: row.seed,
-                settings: Some(convert::selfplay_to_proto(&gcfg.settings, &gcfg.leaf)),
-                model_version: 0,
-                ttl_ms: s.cfg.leases.ttl_ms,
                 source: row.source,
-                evaluation: None,
-                check: None,
+                ..game_lease(id, row.game_kind, row.start_state, row.seed, &gcfg, s.cfg.leases.ttl_ms)
             }
         }));
         Ok(pb::LeaseResponse { leases: out })
@@ -120,5 +109,29 @@ impl CoordinatorService {
             }
         }
         Ok(())
+    }
+}
+
+/// A lease of `start_state` in game `kind` with its configured self-play settings (no model,
+/// no evaluation match, no check).
+fn game_lease(
+    id: u64,
+    kind: GameKind,
+    start_state: Vec<u8>,
+    seed: u64,
+    gcfg: &GameConfig,
+    ttl_ms: u64,
+) -> pb::Lease {
+    pb::Lease {
+        lease_id: id,
+        game_kind: kind.to_string(),
+        start_state,
+        seed,
+        settings: Some(convert::selfplay_to_proto(&gcfg.settings, &gcfg.leaf)),
+        model_version: 0,
+        ttl_ms,
+        source: pb::PositionSource::Unspecified as i32,
+        evaluation: None,
+        check: None,
     }
 }

@@ -309,18 +309,15 @@ impl Ticket {
 
 impl Drop for Ticket {
     fn drop(&mut self) {
-        if self.released || self.evicted() {
-            let mut s = self.table.state.lock().expect("not poisoned");
-            if s.by_peer.get(&self.peer) == Some(&self.id) {
-                s.by_peer.remove(&self.peer);
-            }
-            return;
-        }
-        self.released = true;
         let mut s = self.table.state.lock().expect("not poisoned");
         if s.by_peer.get(&self.peer) == Some(&self.id) {
             s.by_peer.remove(&self.peer);
         }
+        // An evicted connection's counts were released when it was evicted.
+        if self.released || self.evicted() {
+            return;
+        }
+        self.released = true;
         let untrusted = s.pending.remove(&self.id).or_else(|| s.loose.remove(&self.id)).is_some();
         if untrusted {
             Table::drop_untrusted(&mut s, self.key);
