@@ -32,6 +32,44 @@ pub trait Features: Game {
     /// target gives every position of a game many labels instead of one result.
     const OWNERSHIP_LEN: usize = 0;
 
+    /// How many board symmetries the rules are invariant under, the identity included (1:
+    /// none declared). Symmetry `i` in `0..SYMMETRIES` maps every position to one that plays
+    /// exactly alike (the same outcome, its legal actions mapped one to one), so a stored
+    /// position with its targets mapped by [`Features::map_features`],
+    /// [`Features::map_policy_index`] and [`Features::map_ownership`] is another correct
+    /// training sample. Symmetry 0 is the identity.
+    const SYMMETRIES: usize = 1;
+
+    /// Writes into `out` the features of symmetry `sym`'s image of a position whose features
+    /// are `features`. The default (no symmetries) copies them.
+    ///
+    /// # Panics
+    /// If `sym >= SYMMETRIES` or either slice's length is not [`Features::FEATURE_LEN`].
+    fn map_features(sym: usize, features: &[f32], out: &mut [f32]) {
+        assert!(sym < Self::SYMMETRIES, "symmetry {sym} of {}", Self::SYMMETRIES);
+        out.copy_from_slice(features);
+    }
+
+    /// The policy index, in symmetry `sym`'s image of a position, of the action with policy
+    /// index `index` in the position. The default (no symmetries) returns `index`.
+    ///
+    /// # Panics
+    /// If `sym >= SYMMETRIES` or `index >= POLICY_LEN`.
+    fn map_policy_index(sym: usize, index: usize) -> usize {
+        assert!(sym < Self::SYMMETRIES && index < Self::POLICY_LEN.max(1), "symmetry {sym}, index {index}");
+        index
+    }
+
+    /// Writes into `out` the ownership target of symmetry `sym`'s image of a position whose
+    /// target is `ownership`. The default (no symmetries) copies it.
+    ///
+    /// # Panics
+    /// If `sym >= SYMMETRIES` or either slice's length is not [`Features::OWNERSHIP_LEN`].
+    fn map_ownership(sym: usize, ownership: &[i8], out: &mut [i8]) {
+        assert!(sym < Self::SYMMETRIES, "symmetry {sym} of {}", Self::SYMMETRIES);
+        out.copy_from_slice(ownership);
+    }
+
     /// Writes the features of this position into `out`, from the view of
     /// [`Features::perspective`].
     ///

@@ -56,6 +56,12 @@ pub struct TrainSettings {
     pub validation_fraction: f64,
     /// Seed of initialisation and batch sampling.
     pub seed: u64,
+    /// Show each sampled position under a random one of the game's board symmetries
+    /// ([`Features::SYMMETRIES`]: Battle Number's eight; Banqi and TriGolden declare none, so
+    /// for them this changes nothing), its policy and ownership targets mapped alike. Eight
+    /// views of a position for one game's cost counter the memorising of each game's shared
+    /// result (AlphaGo Zero's augmentation). Validation positions are never mapped.
+    pub augment: bool,
 }
 
 impl Default for TrainSettings {
@@ -77,6 +83,7 @@ impl Default for TrainSettings {
             decisive_margin: 20.0,
             validation_fraction: 0.05,
             seed: 1,
+            augment: false,
         }
     }
 }
@@ -170,21 +177,39 @@ struct Batch {
     ownership: Option<(Tensor<2>, Tensor<2>, f32)>,
 }
 
-fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Device) -> Batch {
+/// The batch of `samples`' features and targets. With `symmetries`, each position is shown
+/// under a symmetry drawn from it (uniformly), its policy and ownership targets mapped alike;
+/// without, as stored.
+fn make_batch<G: Features>(
+    samples: &[&Sample],
+    s: &TrainSettings,
+    device: &Device,
+    mut symmetries: Option<&mut Rng>,
+) -> Batch {
     let margin_scale = s.margin_scale;
     let n = samples.len();
     let (f, p) = (G::FEATURE_LEN, G::POLICY_LEN.max(1));
+    let syms: Vec<usize> = match symmetries.as_deref_mut() {
+        Some(rng) if G::SYMMETRIES > 1 => (0..n).map(|_| rng.random_range(0..G::SYMMETRIES)).collect(),
+        _ => vec![0; n],
+    };
+    let mut stored = vec![0.0f32; if syms.iter().any(|&k| k != 0) { f } else { 0 }];
     let mut x = vec![0.0f32; n * f];
     let mut wdl = vec![0.0f32; n * 3];
     let mut margin = vec![0.0f32; n];
     let mut policy = vec![0.0f32; n * p];
     let mut rows = 0.0;
     for (i, sample) in samples.iter().enumerate() {
+        let sym = syms[i];
+        let row = &mut x[i * f..(i + 1) * f];
+        // Mapped positions are encoded into `stored` first, then moved to their images.
+        let target = if sym == 0 { &mut *row } else { &mut stored[..] };
         match &sample.features {
-            Some(v) => x[i * f..(i + 1) * f].copy_from_slice(v),
-            None => G::decode(&sample.state)
-                .expect("validated when read")
-                .encode_features(&mut x[i * f..(i + 1) * f]),
+            Some(v) => target.copy_from_slice(v),
+            None => G::decode(&sample.state).expect("validated when read").encode_features(target),
+        }
+        if sym != 0 {
+            G::map_features(sym, &stored, row);
         }
         let t = &mut wdl[i * 3..i * 3 + 3];
         match sample.q {
@@ -204,7 +229,7 @@ fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Devi
         if !sample.policy.is_empty() && G::POLICY_LEN > 0 {
             rows += 1.0;
             for &(a, pr) in &sample.policy {
-                policy[i * p + a as usize] = pr;
+                policy[i * p + G::map_policy_index(sym, a as usize)] = pr;
             }
         }
     }
@@ -215,7 +240,9 @@ fn make_batch<G: Features>(samples: &[&Sample], s: &TrainSettings, device: &Devi
         for (i, sample) in samples.iter().enumerate() {
             if let Some(own) = &sample.ownership {
                 mask[i] = 1.0;
-                for (d, &v) in t[i * o..(i + 1) * o].iter_mut().zip(own.iter()) {
+                let mut mapped = vec![0i8; o];
+                G::map_ownership(syms[i], own, &mut mapped);
+                for (d, &v) in t[i * o..(i + 1) * o].iter_mut().zip(mapped.iter()) {
                     *d = f32::from(v);
                 }
             }
@@ -290,7 +317,7 @@ pub(crate) fn evaluate_net_with<G: Features>(
     let mut sum = Losses::default();
     let mut n = 0.0;
     for chunk in samples.chunks(s.batch_size.max(1)) {
-        let b = make_batch::<G>(chunk, s, device);
+        let b = make_batch::<G>(chunk, s, device, None);
         let out = net.forward(b.x.clone());
         each(chunk, &out);
         let (total, [v, m, p, o]) = losses_of(out, b, s);
@@ -384,7 +411,8 @@ impl<G: Features> Trainer<G> {
 
     /// One optimiser step on `batch`; returns its losses.
     pub fn step(&mut self, batch: &[&Sample]) -> Losses {
-        let b = make_batch::<G>(batch, &self.settings, &self.device);
+        let rng = self.settings.augment.then_some(&mut self.rng);
+        let b = make_batch::<G>(batch, &self.settings, &self.device, rng);
         let (total, [v, m, p, o]) = losses(&self.net, b, &self.settings);
         let grads = total.backward();
         let out = Losses {
@@ -480,5 +508,91 @@ impl<G: Features> Trainer<G> {
         let cfg = toml::to_string_pretty(&self.settings).map_err(|e| e.to_string())?;
         crate::write_atomic(&dir.join("train.toml"), cfg.as_bytes())?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use engine::Game;
+    use engine::battlenumber::BattleNumber;
+    use engine::battlenumber::symmetry::Symmetry;
+
+    /// A mid-game Battle Number position as a stored sample, with a policy over its legal
+    /// clicks and its ownership target.
+    fn sample() -> (BattleNumber, Sample) {
+        let mut rng = engine::rng_from_seed(5);
+        let mut g = BattleNumber::new_game(&Default::default());
+        let mut actions = Vec::new();
+        for _ in 0..31 {
+            g.legal_actions(&mut actions);
+            g.play(actions[rng.random_range(0..actions.len())]).unwrap();
+        }
+        g.legal_actions(&mut actions);
+        let policy: Vec<(u16, f32)> = actions
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (BattleNumber::action_index(a).unwrap() as u16, (i + 1) as f32))
+            .collect();
+        let mut own = vec![0i8; BattleNumber::OWNERSHIP_LEN];
+        g.ownership(g.perspective(), &mut own);
+        let s = Sample {
+            state: engine::game::to_bytes(&g),
+            wdl: 0,
+            score: 3.0,
+            decisive: false,
+            q: Some(0.2),
+            policy,
+            game_hash: 1,
+            ply: 31,
+            model_version: 0,
+            ownership: Some(own.into()),
+            features: None,
+        };
+        (g, s)
+    }
+
+    fn rows(t: Tensor<2>) -> Vec<Vec<f32>> {
+        let [n, w] = t.dims();
+        let v = t.into_data().to_vec::<f32>().unwrap();
+        (0..n).map(|i| v[i * w..(i + 1) * w].to_vec()).collect()
+    }
+
+    #[test]
+    fn an_augmented_batch_shows_each_position_as_its_symmetric_image_with_targets_mapped() {
+        let (g, s) = sample();
+        let settings = TrainSettings { ownership_weight: 1.0, ..Default::default() };
+        let device = Device::flex();
+        let batch: Vec<&Sample> = vec![&s; 64];
+        let mut rng = engine::rng_from_seed(3);
+        let b = make_batch::<BattleNumber>(&batch, &settings, &device, Some(&mut rng));
+        let (x, policy) = (rows(b.x), rows(b.policy));
+        let own = rows(b.ownership.unwrap().0);
+        let mut seen = std::collections::HashSet::new();
+        let mut y = vec![0.0; BattleNumber::FEATURE_LEN];
+        for i in 0..batch.len() {
+            // Which symmetry was drawn: the one whose image's features this row holds.
+            let k = (0..8)
+                .find(|&k| {
+                    Symmetry::new(k).position(&g).encode_features(&mut y);
+                    y == x[i]
+                })
+                .expect("every row is the features of one of the position's images");
+            seen.insert(k);
+            let h = Symmetry::new(k).position(&g);
+            for &(a, pr) in &s.policy {
+                let click = engine::battlenumber::features::action_at(a as usize).unwrap();
+                let j = BattleNumber::action_index(&Symmetry::new(k).action(click)).unwrap();
+                assert_eq!(policy[i][j], pr, "row {i}, symmetry {k}: the policy target follows the click");
+            }
+            let mut want = vec![0i8; BattleNumber::OWNERSHIP_LEN];
+            h.ownership(h.perspective(), &mut want);
+            assert_eq!(own[i], want.iter().map(|&o| f32::from(o)).collect::<Vec<_>>(), "row {i}");
+        }
+        assert_eq!(seen.len(), 8, "64 draws show all eight symmetries: {seen:?}");
+        // Without an rng (validation) every row is the stored position.
+        let plain = rows(make_batch::<BattleNumber>(&batch, &settings, &device, None).x);
+        g.encode_features(&mut y);
+        assert!(plain.iter().all(|r| *r == y));
     }
 }

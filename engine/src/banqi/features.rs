@@ -4,7 +4,7 @@
 //!
 #![doc = include_str!("features.md")]
 
-use super::{Action, Banqi, Colour, EMPTY, FACE_DOWN, Kind, NO_PROGRESS_LIMIT, SQUARES};
+use super::{Action, Banqi, COLS, Colour, EMPTY, FACE_DOWN, Kind, NO_PROGRESS_LIMIT, ROWS, SQUARES};
 use crate::features::Features;
 use crate::game::Seat;
 
@@ -48,6 +48,29 @@ impl Features for Banqi {
         sc[18] = if self.pending.is_some() { 1.0 } else { 0.0 };
     }
 
+    // The rules speak only of orthogonal steps and lines: mirroring the files (a ↔ h), the
+    // ranks (0 ↔ 3), or both, maps every position to one that plays alike.
+    const SYMMETRIES: usize = 4;
+
+    fn map_features(sym: usize, features: &[f32], out: &mut [f32]) {
+        assert!(sym < Self::SYMMETRIES, "symmetry {sym} of {}", Self::SYMMETRIES);
+        assert_eq!(features.len(), Self::FEATURE_LEN, "feature buffer length");
+        assert_eq!(out.len(), Self::FEATURE_LEN, "feature buffer length");
+        // Every plane is per square; the scalars are counts: unchanged.
+        for p in 0..PLANES {
+            for sq in 0..SQUARES {
+                out[p * SQUARES + mirror(sym, sq)] = features[p * SQUARES + sq];
+            }
+        }
+        out[PLANES * SQUARES..].copy_from_slice(&features[PLANES * SQUARES..]);
+    }
+
+    fn map_policy_index(sym: usize, index: usize) -> usize {
+        assert!(sym < Self::SYMMETRIES && index < Self::POLICY_LEN, "symmetry {sym}, index {index}");
+        // `from · 32 + to` (a flip is from = to).
+        mirror(sym, index / SQUARES) * SQUARES + mirror(sym, index % SQUARES)
+    }
+
     fn action_index(action: &Action) -> Option<usize> {
         match *action {
             Action::Flip(s) => Some(33 * s as usize),
@@ -61,9 +84,85 @@ impl Features for Banqi {
     }
 }
 
+/// Square `sq` under symmetry `sym`: bit 0 mirrors the files (a ↔ h), bit 1 the ranks.
+pub fn mirror(sym: usize, sq: usize) -> usize {
+    let (mut r, mut c) = (sq / COLS, sq % COLS);
+    if sym & 1 != 0 {
+        c = COLS - 1 - c;
+    }
+    if sym & 2 != 0 {
+        r = ROWS - 1 - r;
+    }
+    r * COLS + c
+}
+
+/// A click under symmetry `sym` (a revealed piece is the same piece).
+pub fn mirror_action(sym: usize, a: Action) -> Action {
+    let m = |s: u8| mirror(sym, s as usize) as u8;
+    match a {
+        Action::Flip(s) => Action::Flip(m(s)),
+        Action::Move { from, to } => Action::Move { from: m(from), to: m(to) },
+        Action::Reveal(p) => Action::Reveal(p),
+    }
+}
+
 #[cfg(test)]
 mod layout_tests {
     use super::*;
+    use crate::game::{Actor, Game};
+    use rand::RngExt;
+
+    #[test]
+    fn a_game_and_its_mirror_images_play_alike_with_mapped_features_and_policy() {
+        let (f, mut actions, mut mapped) = (Banqi::FEATURE_LEN, Vec::new(), Vec::new());
+        let (mut x, mut y, mut want) = (vec![0.0; f], vec![0.0; f], vec![0.0; f]);
+        let mut chances = Vec::new();
+        let mut plies = 0;
+        for seed in 0..16 {
+            let mut rng = crate::rng_from_seed(seed);
+            let mut g = Banqi::new_game(&Default::default());
+            let mut images: Vec<Banqi> = (0..Banqi::SYMMETRIES).map(|_| g.clone()).collect();
+            while g.outcome().is_none() {
+                let a = if g.to_move() == Actor::Chance {
+                    crate::game::sample_chance(&g, &mut chances, &mut rng)
+                } else {
+                    g.encode_features(&mut x);
+                    g.legal_actions(&mut actions);
+                    for (sym, h) in images.iter().enumerate() {
+                        h.encode_features(&mut y);
+                        Banqi::map_features(sym, &x, &mut want);
+                        assert_eq!(y, want, "symmetry {sym}: features of the image are the mapped features");
+                        h.legal_actions(&mut mapped);
+                        let mut expect: Vec<usize> = actions
+                            .iter()
+                            .map(|a| Banqi::map_policy_index(sym, Banqi::action_index(a).unwrap()))
+                            .collect();
+                        let mut got: Vec<usize> =
+                            mapped.iter().map(|a| Banqi::action_index(a).unwrap()).collect();
+                        expect.sort_unstable();
+                        got.sort_unstable();
+                        assert_eq!(got, expect, "symmetry {sym}: the legal actions map");
+                    }
+                    plies += 1;
+                    actions[rng.random_range(0..actions.len())]
+                };
+                g.play(a).unwrap();
+                for (sym, h) in images.iter_mut().enumerate() {
+                    h.play(mirror_action(sym, a)).unwrap();
+                }
+            }
+            for h in &images {
+                assert_eq!(h.outcome(), g.outcome(), "the images end alike");
+            }
+        }
+        assert!(plies > 1000, "{plies} positions checked");
+        for sym in 0..Banqi::SYMMETRIES {
+            let mut img: Vec<usize> =
+                (0..Banqi::POLICY_LEN).map(|i| Banqi::map_policy_index(sym, i)).collect();
+            img.sort_unstable();
+            assert_eq!(img, (0..Banqi::POLICY_LEN).collect::<Vec<_>>(), "a permutation");
+        }
+    }
 
     #[test]
     fn layout_doc_states_the_encoders_counts() {

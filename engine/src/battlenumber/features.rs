@@ -4,6 +4,9 @@
 //!
 #![doc = include_str!("features.md")]
 
+use std::sync::LazyLock;
+
+use super::symmetry::Symmetry;
 use super::{Action, BattleNumber, Kind, SQUARES, bitboard::Squares};
 use crate::features::Features;
 use crate::game::{Game, Seat};
@@ -13,6 +16,42 @@ const SCALARS: usize = 23;
 /// The feature layout as Markdown (this module's documentation; docs/model-format.md is
 /// generated from it).
 pub const LAYOUT_DOC: &str = include_str!("features.md");
+
+/// Index maps of the eight symmetries: where each feature, policy entry and square goes.
+struct Maps {
+    features: Vec<Vec<u16>>,
+    policy: Vec<Vec<u8>>,
+    squares: Vec<[u8; SQUARES]>,
+}
+
+static MAPS: LazyLock<Maps> = LazyLock::new(|| {
+    let mut maps = Maps { features: Vec::new(), policy: Vec::new(), squares: Vec::new() };
+    for s in Symmetry::ALL {
+        // Planes are per square; the four solid-edge planes (10–13: N, E, S, W) also trade
+        // places as the sides map. The scalars are counts and scores: unchanged.
+        let features = (0..BattleNumber::FEATURE_LEN)
+            .map(|i| {
+                if i >= PLANES * SQUARES {
+                    return i as u16;
+                }
+                let (p, sq) = (i / SQUARES, (i % SQUARES) as u8);
+                let p = if (10..14).contains(&p) { 10 + s.side(p - 10) } else { p };
+                (p * SQUARES + s.square(sq) as usize) as u16
+            })
+            .collect();
+        let policy = (0..BattleNumber::POLICY_LEN)
+            .map(|i| match action_at(i) {
+                Some(a) => BattleNumber::action_index(&s.action(a)).expect("every click has an index") as u8,
+                // Unused entries (a Double Two's rotations 2 and 3) stay put.
+                None => i as u8,
+            })
+            .collect();
+        maps.features.push(features);
+        maps.policy.push(policy);
+        maps.squares.push(std::array::from_fn(|sq| s.square(sq as u8)));
+    }
+    maps
+});
 
 fn plane(out: &mut [f32], p: usize, mask: u64) {
     for sq in Squares(mask) {
@@ -25,6 +64,29 @@ impl Features for BattleNumber {
     const FEATURE_LEN: usize = PLANES * SQUARES + SCALARS;
     const POLICY_LEN: usize = SQUARES + 20;
     const OWNERSHIP_LEN: usize = SQUARES;
+    const SYMMETRIES: usize = 8;
+
+    fn map_features(sym: usize, features: &[f32], out: &mut [f32]) {
+        assert!(sym < Self::SYMMETRIES, "symmetry {sym} of {}", Self::SYMMETRIES);
+        assert_eq!(features.len(), Self::FEATURE_LEN, "feature buffer length");
+        assert_eq!(out.len(), Self::FEATURE_LEN, "feature buffer length");
+        for (&x, &to) in features.iter().zip(&MAPS.features[sym]) {
+            out[to as usize] = x;
+        }
+    }
+
+    fn map_policy_index(sym: usize, index: usize) -> usize {
+        MAPS.policy[sym][index] as usize
+    }
+
+    fn map_ownership(sym: usize, ownership: &[i8], out: &mut [i8]) {
+        assert!(sym < Self::SYMMETRIES, "symmetry {sym} of {}", Self::SYMMETRIES);
+        assert_eq!(ownership.len(), Self::OWNERSHIP_LEN, "ownership buffer length");
+        assert_eq!(out.len(), Self::OWNERSHIP_LEN, "ownership buffer length");
+        for (&x, &to) in ownership.iter().zip(&MAPS.squares[sym]) {
+            out[to as usize] = x;
+        }
+    }
 
     fn ownership(&self, seat: Seat, out: &mut [i8]) {
         assert_eq!(out.len(), Self::OWNERSHIP_LEN, "ownership buffer length");
@@ -200,6 +262,51 @@ mod tests {
         assert_eq!(at_end, 30, "every game played to its end");
         // Some positions leave the opponent without a placement: the case the features are for.
         assert!(opp_empty > 0);
+    }
+
+    #[test]
+    fn a_symmetric_images_features_policy_and_ownership_are_the_mapped_ones() {
+        use crate::battlenumber::symmetry::Symmetry;
+        let (f, o) = (BattleNumber::FEATURE_LEN, BattleNumber::OWNERSHIP_LEN);
+        let (mut x, mut y, mut mapped) = (vec![0.0; f], vec![0.0; f], vec![0.0; f]);
+        let (mut own, mut own_img, mut own_mapped) = (vec![0i8; o], vec![0i8; o], vec![0i8; o]);
+        let mut actions = Vec::new();
+        let mut policy_seen = std::collections::HashSet::new();
+        for seed in 0..10 {
+            let mut rng = crate::rng_from_seed(100 + seed);
+            let mut g = BattleNumber::new_game(&Default::default());
+            while g.outcome().is_none() {
+                g.encode_features(&mut x);
+                g.legal_actions(&mut actions);
+                for (i, s) in Symmetry::ALL.iter().enumerate() {
+                    let h = s.position(&g);
+                    h.encode_features(&mut y);
+                    BattleNumber::map_features(i, &x, &mut mapped);
+                    assert_eq!(mapped, y, "{s:?}: features of the image = mapped features");
+                    for a in &actions {
+                        let j = BattleNumber::action_index(a).unwrap();
+                        let want = BattleNumber::action_index(&s.action(*a)).unwrap();
+                        assert_eq!(BattleNumber::map_policy_index(i, j), want, "{s:?} {a}");
+                        policy_seen.insert(j);
+                    }
+                    g.ownership(g.perspective(), &mut own);
+                    h.ownership(h.perspective(), &mut own_img);
+                    BattleNumber::map_ownership(i, &own, &mut own_mapped);
+                    assert_eq!(own_mapped, own_img, "{s:?}: ownership");
+                }
+                let a = actions[rand::RngExt::random_range(&mut rng, 0..actions.len())];
+                g.play(a).unwrap();
+            }
+        }
+        // Every click kind was checked (all squares, all 15 pieces).
+        assert_eq!(policy_seen.len(), 49 + 15);
+        // The maps are permutations of the policy entries.
+        for i in 0..BattleNumber::SYMMETRIES {
+            let mut img: Vec<usize> =
+                (0..BattleNumber::POLICY_LEN).map(|j| BattleNumber::map_policy_index(i, j)).collect();
+            img.sort_unstable();
+            assert_eq!(img, (0..BattleNumber::POLICY_LEN).collect::<Vec<_>>());
+        }
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod bitboard;
 pub mod features;
 pub mod render;
 mod setup;
+pub mod symmetry;
 mod text;
 
 use std::fmt;
