@@ -81,8 +81,11 @@ impl Default for PipelineConfig {
             window_positions: 1_000_000,
             window_min_positions: 250_000,
             min_new_positions: 50_000,
-            samples_per_position: 2.0,
-            steps_per_round: 1000,
+            // 6 with symmetry augmentation (issue 38, docs/benchmarks.md): without it, more
+            // samples a position made the network weaker (it memorised results); with it,
+            // stronger.
+            samples_per_position: 6.0,
+            steps_per_round: 3000,
             max_rounds: None,
             poll_ms: 2_000,
             gating: true,
@@ -96,12 +99,19 @@ impl Default for PipelineConfig {
 }
 
 impl PipelineConfig {
-    /// The defaults for `game`: [`PipelineConfig::default`], scaled for TriGolden, whose games
-    /// come about fifty times slower than Battle Number's (a 200,000-position window, a round
-    /// every 3,000 new positions, 300 steps a round, gating at 32 simulations with the network
-    /// alone).
+    /// The defaults for `game`: [`PipelineConfig::default`]; for Banqi with 2 samples a
+    /// position and 1,000 steps a round (what it was measured with); scaled for TriGolden,
+    /// whose games come about fifty times slower than Battle Number's (a 200,000-position
+    /// window, a round every 3,000 new positions, 300 steps a round, gating at 32 simulations
+    /// with the network alone).
     pub fn default_for(game: engine::GameKind) -> PipelineConfig {
         let mut c = PipelineConfig { game, ..PipelineConfig::default() };
+        if game == engine::GameKind::Banqi {
+            // Banqi keeps the reuse it was measured with: 6 samples a position (with its four
+            // mirrors) is measured for Battle Number only.
+            c.samples_per_position = 2.0;
+            c.steps_per_round = 1000;
+        }
         if game == engine::GameKind::TriGolden {
             c.window_positions = 200_000;
             c.window_min_positions = 50_000;

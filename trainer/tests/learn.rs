@@ -44,8 +44,14 @@ fn the_network_learns_a_small_parquet_set() {
     assert!(w.bad_files.is_empty());
     let (train, _) = w.split(0.0);
     let fixed: Vec<_> = train.iter().take(512).copied().collect();
-    let settings =
-        TrainSettings { net: "tiny".into(), batch_size: 128, learning_rate: 3e-3, ..Default::default() };
+    // Fitting a fixed set is the point here: the positions as stored, no symmetric images.
+    let settings = TrainSettings {
+        net: "tiny".into(),
+        batch_size: 128,
+        learning_rate: 3e-3,
+        augment: false,
+        ..Default::default()
+    };
     let mut t = Trainer::<BattleNumber>::new(settings, &model::cpu()).unwrap();
     let before = t.evaluate(&fixed);
     t.train(&fixed, 150, &mut |_, _| {});
@@ -207,8 +213,13 @@ fn the_ownership_target_is_the_final_board_and_its_head_learns_it() {
     let mut w = Window::new(1_000_000);
     w.refresh::<BattleNumber>(dir.path()).unwrap();
     let (train, _) = w.split(0.0);
-    let base =
-        TrainSettings { net: "tiny".into(), batch_size: 64, learning_rate: 3e-3, ..Default::default() };
+    let base = TrainSettings {
+        net: "tiny".into(),
+        batch_size: 64,
+        learning_rate: 3e-3,
+        augment: false,
+        ..Default::default()
+    };
     let owned = TrainSettings { ownership_weight: 1.0, ..base.clone() };
     let mut t = Trainer::<BattleNumber>::new(owned.clone(), &model::cpu()).unwrap();
     let before = t.evaluate(&train);
