@@ -186,12 +186,12 @@ fn make_batch<G: Features>(
     samples: &[&Sample],
     s: &TrainSettings,
     device: &Device,
-    mut symmetries: Option<&mut Rng>,
+    symmetries: Option<&mut Rng>,
 ) -> Batch {
     let margin_scale = s.margin_scale;
     let n = samples.len();
     let (f, p) = (G::FEATURE_LEN, G::POLICY_LEN.max(1));
-    let syms: Vec<usize> = match symmetries.as_deref_mut() {
+    let syms: Vec<usize> = match symmetries {
         Some(rng) if G::SYMMETRIES > 1 => (0..n).map(|_| rng.random_range(0..G::SYMMETRIES)).collect(),
         _ => vec![0; n],
     };
@@ -556,7 +556,7 @@ mod tests {
 
     fn rows(t: Tensor<2>) -> Vec<Vec<f32>> {
         let [n, w] = t.dims();
-        let v = t.into_data().to_vec::<f32>().unwrap();
+        let v = t.into_data().try_to_vec::<f32>().unwrap();
         (0..n).map(|i| v[i * w..(i + 1) * w].to_vec()).collect()
     }
 
