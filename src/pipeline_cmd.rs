@@ -4,7 +4,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use tokio::net::TcpListener;
 use tracing::info;
 use zeroplay_coordinator::CoordinatorConfig;
 use zeroplay_proto::v1 as pb;
@@ -48,8 +47,9 @@ pub fn coordinator(args: CoordinatorArgs) -> Result<()> {
         return rebuild_index(&cfg.data_dir);
     }
     runtime()?.block_on(async {
-        let listener =
-            TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
+        let listener = zeroplay_net::bind(&cfg.listen, &cfg.connections)
+            .await
+            .with_context(|| format!("binding {}", cfg.listen))?;
         zeroplay_coordinator::run(cfg, listener, signal()).await?;
         Ok(())
     })
@@ -116,8 +116,9 @@ pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
     }
     cfg.validate().map_err(|e| anyhow::anyhow!("serve config: {e}"))?;
     runtime()?.block_on(async {
-        let listener =
-            TcpListener::bind(&cfg.listen).await.with_context(|| format!("binding {}", cfg.listen))?;
+        let listener = zeroplay_net::bind(&cfg.listen, &cfg.connections)
+            .await
+            .with_context(|| format!("binding {}", cfg.listen))?;
         // Tests and scripts read the address from this line (port 0 picks a free port),
         // printed once the models are loaded: a refused model prints no ready line.
         zeroplay_server::run_with_ready(cfg, listener, signal(), |addr| {
@@ -238,7 +239,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let rt = runtime()?;
     let handle = rt.handle().clone();
     rt.block_on(async move {
-        let listener = TcpListener::bind(&cfg.listen).await?;
+        let listener = zeroplay_net::bind(&cfg.listen, &cfg.connections).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let (stop_worker_tx, stop_worker_rx) = tokio::sync::watch::channel(false);

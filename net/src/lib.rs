@@ -69,6 +69,13 @@ pub struct Connections {
     /// File descriptors kept out of the connection cap for everything else the process
     /// opens (Parquet files, the database, model files, logs).
     pub fd_reserve: u64,
+    /// The kernel's queue of connections whose TCP handshake is done but that the server
+    /// has not yet accepted (listen(2)'s backlog; Linux caps it at `net.core.somaxconn`).
+    /// When it overflows, the kernel drops handshakes: a client whose last ACK is dropped
+    /// believes it is connected to a server that never heard of it. Under a flood of new
+    /// connections the guard accepts (and evicts) fast, but only a queue longer than the
+    /// flood keeps real clients' handshakes from being dropped meanwhile (issue 24).
+    pub backlog: u32,
 }
 
 impl Default for Connections {
@@ -81,6 +88,7 @@ impl Default for Connections {
             body_ms: 10_000,
             min_body_bytes_per_s: 1024,
             fd_reserve: 256,
+            backlog: 1024,
         }
     }
 }
@@ -96,6 +104,7 @@ impl Connections {
             body_ms: 5_000,
             min_body_bytes_per_s: 1024,
             fd_reserve: 256,
+            backlog: 256,
         }
     }
 
@@ -131,6 +140,12 @@ impl Connections {
                 self.body_ms
             )));
         }
+        if !(16..=65_535).contains(&self.backlog) {
+            return Err(ConnectionsError(format!(
+                "connections.backlog must be between 16 and 65535, got {}",
+                self.backlog
+            )));
+        }
         Ok(())
     }
 
@@ -148,6 +163,32 @@ impl Connections {
     pub fn idle(&self) -> Duration {
         Duration::from_secs(self.idle_s)
     }
+}
+
+/// Binds a listening socket on `addr` (`host:port`; port 0 picks a free port) with `cfg`'s
+/// accept queue ([`Connections::backlog`]) and `SO_REUSEADDR` (as tokio's `bind` sets it, so a
+/// restarted server rebinds at once). Tries each address `addr` resolves to, in order.
+///
+/// # Errors
+/// The resolver's error, or the last address's bind or listen error.
+pub async fn bind(addr: &str, cfg: &Connections) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket =
+            if a.is_ipv4() { tokio::net::TcpSocket::new_v4() } else { tokio::net::TcpSocket::new_v6() };
+        let bound = socket.and_then(|s| {
+            s.set_reuseaddr(true)?;
+            s.bind(a)?;
+            s.listen(cfg.backlog)
+        });
+        match bound {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{addr} resolves to no address"))
+    }))
 }
 
 /// A [`Connections`] value out of range.
@@ -393,6 +434,41 @@ mod tests {
         assert_eq!(effective_max(&cfg, None), 4096);
     }
 
+    /// Connects up to `n` clients to `l` without accepting any (each given 300 ms: a dropped
+    /// SYN is retried only after a second), then accepts what came; returns both counts.
+    async fn queued_without_accepting(l: &TcpListener, n: usize) -> (usize, usize) {
+        let addr = l.local_addr().unwrap();
+        let mut clients = Vec::new();
+        for _ in 0..n {
+            match tokio::time::timeout(Duration::from_millis(300), tokio::net::TcpStream::connect(addr)).await
+            {
+                Ok(Ok(c)) => clients.push(c),
+                _ => break,
+            }
+        }
+        let mut accepted = 0;
+        while let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(300), l.accept()).await {
+            accepted += 1;
+        }
+        (clients.len(), accepted)
+    }
+
+    #[tokio::test]
+    async fn the_accept_queue_holds_the_configured_backlog() {
+        // A flood of 300 handshakes before the server accepts one: all queue and are accepted.
+        let cfg = Connections::default();
+        let l = bind("127.0.0.1:0", &cfg).await.unwrap();
+        assert_eq!(queued_without_accepting(&l, 300).await, (300, 300));
+        // The same flood against a short queue: handshakes past it are dropped (the test
+        // above can fail).
+        let short = Connections { backlog: 16, ..cfg };
+        let l = bind("127.0.0.1:0", &short).await.unwrap();
+        let (connected, accepted) = queued_without_accepting(&l, 300).await;
+        assert!(connected < 100, "{connected} connected to a queue of 16");
+        assert!(accepted <= connected);
+        assert!(bind("127.0.0.1", &Connections::default()).await.is_err(), "no port");
+    }
+
     #[test]
     fn ipv6_peers_are_grouped_by_64() {
         let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
@@ -408,6 +484,8 @@ mod tests {
     fn bad_limits_are_named() {
         let e = Connections { per_address: 0, ..Connections::default() }.validate().unwrap_err();
         assert!(e.to_string().contains("per_address"), "{e}");
+        let e = Connections { backlog: 0, ..Connections::default() }.validate().unwrap_err();
+        assert!(e.to_string().contains("connections.backlog"), "{e}");
         let e = Connections { handshake_ms: 10, ..Connections::default() }.validate().unwrap_err();
         assert!(e.to_string().contains("handshake_ms"), "{e}");
         assert!(Connections::default().validate().is_ok());

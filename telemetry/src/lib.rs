@@ -322,7 +322,9 @@ impl Running {
 /// # Errors
 /// A clear message when the address does not parse or cannot be bound.
 pub async fn bind(addr: &str) -> Result<TcpListener, String> {
-    TcpListener::bind(addr).await.map_err(|e| format!("metrics listener {addr}: {e}"))
+    zeroplay_net::bind(addr, &zeroplay_net::Connections::metrics())
+        .await
+        .map_err(|e| format!("metrics listener {addr}: {e}"))
 }
 
 /// A minimal blocking HTTP/1.1 client for tests, benchmarks and tools that call zeroplay's HTTP
