@@ -100,8 +100,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Measure: `ingest` (coordinator games/s with simulated workers), `worker` (a real
     /// worker's overhead outside game play), `net` (training and inference speed of the
-    /// network, MCTS simulations/s) and `serve` (the play server under load). Figures are
-    /// in docs/benchmarks.md.
+    /// network, MCTS simulations/s), `serve` (the play server under load), `depth`
+    /// (`banqi-ab`'s depth by phase) and `checks` (how far honest and forged stored moves lie
+    /// from a check). Figures are in docs/benchmarks.md.
     ///
     /// Example: zeroplay bench ingest --workers 8,64,512
     Bench(crate::bench_cmd::BenchArgs),

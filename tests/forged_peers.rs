@@ -11,7 +11,9 @@
 //! 3. a worker that stores games whose root values are all -0.99 (what a resignation at ply
 //!    8 of 119 needed): before, stored and trained on; now a real worker process searches
 //!    sampled positions of them again, the forger is quarantined (PERMISSION_DENIED) and its
-//!    games are listed in a `.set-aside.json` file the trainer skips.
+//!    games are listed in a `.set-aside.json` file the trainer skips; and the same for
+//!    fabricated visit counts beside honest values (the checker reports its visits too),
+//!    while an honest peer checked alongside is not quarantined.
 //!
 //! (The connection probe, established pinging connections filling the cap, is in
 //! `tests/patient_attacker.rs`.)
@@ -327,4 +329,149 @@ fn forged_root_values_are_caught_by_another_workers_checks_and_set_aside() {
     );
     assert!(log.contains("worker quarantined"), "{log}");
     assert!(c.terminate("coordinator", long).success());
+}
+
+fn metric(addr: std::net::SocketAddr, series: &str) -> f64 {
+    let (code, text) = zeroplay_telemetry::http_get(addr, "/metrics").expect("/metrics answers");
+    assert_eq!(code, 200);
+    zeroplay_telemetry::sample(&text, series).unwrap_or_else(|| panic!("no {series} in /metrics"))
+}
+
+/// Probe 3's second half (stop 51's open gap): visit counts forged beside honest values. A
+/// model is published, so the moves are searched with a network and their visits are
+/// compared. Two peers lease their six positions each before anything is stored (so no check
+/// lease is among them) and play them with the model as a worker does; the control stores
+/// its games as played, the forger with every searched move's visits piled on its least
+/// visited action (the policy target turned upside down; the root values untouched). A real
+/// worker process checks them: the forger is quarantined with only its games set aside, the
+/// control is not.
+#[test]
+fn forged_visit_counts_beside_honest_values_are_caught_and_an_honest_peer_is_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let port = free_port();
+    let metrics_port = free_port();
+    let config = tmp.path().join("coordinator.toml");
+    let mut text = coordinator_config("127.0.0.1", port, &data, 1_000_000)
+        .replacen("seed = 11", &format!("seed = 11\nmetrics_listen = \"127.0.0.1:{metrics_port}\""), 1)
+        // The peers' leases must outlive the games this test plays before storing any.
+        .replacen("ttl_ms = 2000", "ttl_ms = 120000", 1);
+    text.push_str("\n[checks]\nrate = 1.0\n\n[games.battlenumber.leaf]\nevaluator = \"net\"\nlambda = 0.0\n");
+    std::fs::write(&config, text).unwrap();
+    let mut c = Cluster::new(tmp.path(), port);
+    c.spawn("coordinator", &["coordinator", "--config", config.to_str().unwrap()]);
+    let long = Duration::from_secs(90);
+    c.wait_for("the coordinator to answer", long, &["coordinator"], |_| true);
+    let metrics: std::net::SocketAddr = format!("127.0.0.1:{metrics_port}").parse().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let bytes = model_file(None);
+    let (forger_id, control_id, forged) = rt.block_on(async {
+        let mut trainer = client(port, TRAINER_TOKEN);
+        let v = zeroplay_client::publish_model(&mut trainer, "battlenumber", FEATURES, &bytes, None)
+            .await
+            .unwrap();
+        assert_eq!(v, 1);
+        let mut peers = Vec::new();
+        for _ in 0..2 {
+            let mut peer = client(port, WORKER_TOKEN);
+            let id = register(&mut peer).await;
+            let mut leases = Vec::new();
+            while leases.len() < 6 {
+                let req =
+                    pb::LeaseRequest { worker_id: id.clone(), max_positions: (6 - leases.len()) as u32 };
+                leases.extend(peer.lease_positions(req).await.unwrap().into_inner().leases);
+            }
+            assert!(leases.iter().all(|l| l.check.is_none() && l.evaluation.is_none()));
+            peers.push((peer, id, leases));
+        }
+        // The control's games are stored first, so their checks are searched before the
+        // forger's.
+        peers.reverse();
+        let mut forged = Vec::new();
+        for (k, (peer, id, leases)) in peers.iter_mut().enumerate() {
+            let forge = k == 1;
+            for (i, lease) in leases.iter().enumerate() {
+                let (settings, leaf) =
+                    zeroplay_proto::convert::selfplay_from_proto(lease.settings.as_ref().unwrap()).unwrap();
+                let m = model::load::<BattleNumber>(&bytes, &model::cpu()).unwrap();
+                let net = model::net_leaf::<BattleNumber>(model::NetSource::Fixed(m), &leaf);
+                let start = BattleNumber::decode(&lease.start_state).unwrap();
+                let g = engine::selfplay::play_game(&start, &settings, net.as_ref(), lease.seed);
+                let id_hex = format!("{:032x}", 0x4200_0000 + 100 * k + i);
+                let mut rec = zeroplay_worker::game_record(&g, id_hex, lease.seed, 1);
+                if forge {
+                    for m in rec.moves.iter_mut().filter(|m| m.visits.len() > 1) {
+                        let total: u32 = m.visits.iter().map(|v| v.visits).sum();
+                        let least = (0..m.visits.len()).min_by_key(|&j| m.visits[j].visits).unwrap();
+                        for (j, v) in m.visits.iter_mut().enumerate() {
+                            v.visits = if j == least { total } else { 0 };
+                        }
+                    }
+                    forged.push(rec.game_id.clone());
+                }
+                let req = pb::SubmitGameRequest {
+                    worker_id: id.clone(),
+                    lease_id: lease.lease_id,
+                    game: Some(rec),
+                };
+                peer.submit_game(req).await.unwrap();
+            }
+        }
+        (peers[1].1.clone(), peers[0].1.clone(), forged)
+    });
+    assert_eq!(c.status().expect("status").games_stored, 12, "stored: one game shows nothing of the forgery");
+
+    // A real worker process searches the checks (2 slots, so checks and its own games share).
+    let mut args = worker_args(&format!("http://127.0.0.1:{port}"), &tmp.path().join("spool"), "honest");
+    let slots = args.iter().position(|a| a == "--slots").unwrap() + 1;
+    args[slots] = "2".into();
+    c.spawn("honest", &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let games_dir = data.join("games");
+    let start = std::time::Instant::now();
+    let file = loop {
+        c.assert_running(&["coordinator", "honest"]);
+        let found = std::fs::read_dir(&games_dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().ends_with(".set-aside.json"));
+        if let Some(f) = found {
+            break f;
+        }
+        assert!(start.elapsed() < long, "the forger was not quarantined");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let listed: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let set_aside: Vec<String> =
+        listed["games"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
+    assert_eq!(listed["worker"].as_str(), Some(forger_id.as_str()));
+    assert!(!set_aside.is_empty() && set_aside.iter().all(|g| forged.contains(g)), "{listed}");
+    assert!(listed["reason"].as_str().unwrap().contains("visit distributions"), "{listed}");
+    // The control's six checks were handed out before the forger's: once they are all in, the
+    // control is still served and the forger refused.
+    while metric(metrics, "zeroplay_coordinator_checks_agreed_total")
+        + metric(metrics, "zeroplay_coordinator_checks_disagreed_total")
+        < 9.0
+    {
+        assert!(start.elapsed() < long, "the control's checks were not all reported");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (control, forger) = rt.block_on(async {
+        let mut peer = client(port, WORKER_TOKEN);
+        let ask = |id: &str| pb::LeaseRequest { worker_id: id.to_string(), max_positions: 1 };
+        (peer.lease_positions(ask(&control_id)).await, peer.lease_positions(ask(&forger_id)).await)
+    });
+    assert!(control.is_ok(), "the honest control was refused: {control:?}");
+    assert_eq!(forger.unwrap_err().code(), Code::PermissionDenied);
+    let agreed = metric(metrics, "zeroplay_coordinator_checks_agreed_total");
+    let disagreed = metric(metrics, "zeroplay_coordinator_checks_disagreed_total");
+    assert!(c.terminate("honest", long).success());
+    assert!(c.terminate("coordinator", long).success());
+    let log = std::fs::read_to_string(c.log("coordinator", "err")).unwrap();
+    assert!(log.contains("a stored move disagrees"), "{log}");
+    eprintln!(
+        "forged visits: 6 honest and 6 forged games with a network's values; checks agreed {agreed}, \
+         disagreed {disagreed}; the forger quarantined with {} of its games set aside",
+        set_aside.len()
+    );
 }

@@ -8,10 +8,16 @@
 //!   resignation, the resigning seat's last searched one), its stored root value the claim.
 //! - **Checking.** The position goes out as a check lease ([`Checks::grant`]) to a worker
 //!   other than the one that stored it, which searches it as self-play does (no root noise)
-//!   and reports its root value ([`Checks::report`]).
+//!   and reports its root value and its policy target (root visits) ([`Checks::report`]).
 //! - **Verdict.** A claim more than [`ChecksConfig::tolerance`] from the checker's value
-//!   disagrees. A worker with [`ChecksConfig::quarantine_after`] disagreements is
-//!   quarantined: the games it stored since its last agreeing check are set aside (the
+//!   disagrees; so does a stored visit distribution further than
+//!   [`ChecksConfig::visit_tolerance`] (total variation distance) from the checker's, which
+//!   catches forged policy targets stored beside honest values. Visits are compared only for
+//!   moves searched with a network: without one, root noise decides where the visits of a
+//!   position with near-equal values go, and honest pairs lie as far apart as forged ones
+//!   (`zeroplay bench checks`). A worker with [`ChecksConfig::quarantine_after`]
+//!   disagreements among its last [`ChecksConfig::window`] checks is quarantined (a count
+//!   over a window, so rare honest outliers never add up over a long run): the games it stored since its last agreeing check are set aside (the
 //!   caller lists them in a `.set-aside.json` file beside the Parquet files, which the
 //!   trainer skips), and its later calls are refused. An agreeing check clears the worker's
 //!   list of games awaiting one.
@@ -51,17 +57,35 @@ pub struct ChecksConfig {
     /// A stored root value further than this from the checker's disagrees (values are in
     /// [-1, 1]; two honest full searches of one position rarely differ by more than 0.3).
     pub tolerance: f32,
-    /// Disagreements after which a worker is quarantined (at least 1).
+    /// A stored move's visit distribution (its policy target) further than this from the
+    /// checker's, in total variation distance (0: the same shape, 1: no action in common),
+    /// disagrees. Measured on honest pairs with `zeroplay bench checks` (docs/benchmarks.md):
+    /// honest pairs stay well below, reversed visit counts well above. 1 turns it off.
+    pub visit_tolerance: f32,
+    /// Disagreements among a worker's last `window` checks that quarantine it (at least 1).
     pub quarantine_after: u32,
+    /// The checks `quarantine_after` counts over (at least `quarantine_after`).
+    pub window: u32,
     /// Checks waiting for a checker at most; beyond, the oldest is dropped.
     pub max_pending: usize,
 }
 
 impl Default for ChecksConfig {
     fn default() -> Self {
-        ChecksConfig { rate: 0.02, resign_rate: 1.0, tolerance: 0.5, quarantine_after: 3, max_pending: 1024 }
+        ChecksConfig {
+            rate: 0.02,
+            resign_rate: 1.0,
+            tolerance: 0.5,
+            visit_tolerance: DEFAULT_VISIT_TOLERANCE,
+            quarantine_after: 3,
+            window: 10,
+            max_pending: 1024,
+        }
     }
 }
+
+/// [`ChecksConfig::visit_tolerance`]'s default (see docs/benchmarks.md, "Visit checks").
+pub const DEFAULT_VISIT_TOLERANCE: f32 = 0.6;
 
 impl ChecksConfig {
     /// Checks the values make sense.
@@ -77,8 +101,17 @@ impl ChecksConfig {
         if !(self.tolerance > 0.0 && self.tolerance <= 2.0) {
             return Err(format!("checks.tolerance must be in (0, 2], not {}", self.tolerance));
         }
+        if !(self.visit_tolerance > 0.0 && self.visit_tolerance <= 1.0) {
+            return Err(format!("checks.visit_tolerance must be in (0, 1], not {}", self.visit_tolerance));
+        }
         if self.quarantine_after == 0 || self.max_pending == 0 {
             return Err("checks.quarantine_after and checks.max_pending must be at least 1".into());
+        }
+        if !(self.quarantine_after..=10_000).contains(&self.window) {
+            return Err(format!(
+                "checks.window must be between quarantine_after ({}) and 10000, not {}",
+                self.quarantine_after, self.window
+            ));
         }
         Ok(())
     }
@@ -94,6 +127,8 @@ pub(crate) struct Pending {
     pub(crate) model_version: u64,
     /// The stored root value, from the mover's view.
     pub(crate) claim: f32,
+    /// The stored policy target (root children and their visits).
+    pub(crate) visits: Vec<(String, u32)>,
     /// Who stored it, and in which game.
     pub(crate) worker: String,
     pub(crate) game_id: String,
@@ -110,11 +145,54 @@ struct Out {
 #[derive(Debug, Default)]
 struct Trust {
     agreed: u64,
-    disagreed: u32,
+    /// The worker's last `window` checks: true where it disagreed.
+    recent: VecDeque<bool>,
     /// Games stored since the last agreeing check.
     awaiting: VecDeque<String>,
     quarantined: bool,
 }
+
+/// How a checker's search compares with the stored claim.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Comparison {
+    /// |stored root value − checker's|.
+    pub(crate) value_gap: f32,
+    /// Total variation distance between the stored and the checker's visit distributions
+    /// (`None` when not compared: the stored move was searched without a network, or either
+    /// side holds no visits, as from a checker that predates visit checks).
+    pub(crate) visit_distance: Option<f32>,
+}
+
+impl std::fmt::Display for Comparison {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "root values {:.3} apart", self.value_gap)?;
+        match self.visit_distance {
+            Some(d) => write!(f, ", visit distributions {d:.3} apart (total variation)"),
+            None => write!(f, ", visits not compared"),
+        }
+    }
+}
+
+/// Why reported visits cannot be compared: unequal lengths, too many, empty, overlong or
+/// repeated actions.
+fn malformed_visits(visits: &[(String, u32)]) -> Option<String> {
+    if visits.len() > MAX_VISIT_ACTIONS {
+        return Some(format!("{} visited actions (at most {MAX_VISIT_ACTIONS})", visits.len()));
+    }
+    let mut seen = std::collections::HashSet::with_capacity(visits.len());
+    for (a, _) in visits {
+        if a.is_empty() || a.len() > 64 {
+            return Some(format!("visited action {a:?} is empty or longer than 64 bytes"));
+        }
+        if !seen.insert(a.as_str()) {
+            return Some(format!("visited action {a:?} listed twice"));
+        }
+    }
+    None
+}
+
+/// Root children a check report may list at most.
+pub(crate) const MAX_VISIT_ACTIONS: usize = 4096;
 
 /// What a check report decided.
 #[derive(Debug, PartialEq)]
@@ -221,6 +299,7 @@ impl Checks {
             state: row.state.clone(),
             model_version: row.model_version,
             claim: row.root_value,
+            visits: row.visit_actions.iter().cloned().zip(row.visit_counts.iter().copied()).collect(),
             worker: worker.to_string(),
             game_id: game.game_id.clone(),
             seed,
@@ -300,31 +379,53 @@ impl Checks {
         expired.len()
     }
 
-    /// `worker` reports `value` for check lease `id`: compared with the stored claim.
+    /// `worker` reports `value` and `visits` (its policy target; empty from a worker that
+    /// predates visit checks: only the value is compared) for check lease `id`: compared with
+    /// the stored claim.
     ///
     /// # Errors
     /// [`CheckError::NotFound`] for a lease not out to `worker`; [`CheckError::Invalid`] for a
-    /// value outside [-1, 1] (the check goes out again).
+    /// value outside [-1, 1] or malformed visits (the check goes out again).
     pub(crate) fn report(
         &mut self,
         worker: &str,
         id: u64,
         value: f32,
-    ) -> Result<(Verdict, Pending), CheckError> {
+        visits: &[(String, u32)],
+    ) -> Result<(Verdict, Pending, Comparison), CheckError> {
         if self.out.get(&id).is_none_or(|o| o.checker != worker) {
             return Err(CheckError::NotFound(format!("no check lease {id} out to this worker")));
         }
         let o = self.out.remove(&id).expect("present");
-        if !(value.is_finite() && (-1.0..=1.0).contains(&value)) {
+        let bad = if !(value.is_finite() && (-1.0..=1.0).contains(&value)) {
+            Some(format!("root value {value} is not in [-1, 1]"))
+        } else {
+            malformed_visits(visits)
+        };
+        if let Some(why) = bad {
             self.queue.push_front(o.check);
-            return Err(CheckError::Invalid(format!("root value {value} is not in [-1, 1]")));
+            return Err(CheckError::Invalid(why));
         }
         let check = o.check;
+        let cmp = Comparison {
+            value_gap: (check.claim - value).abs(),
+            visit_distance: if check.model_version > 0 {
+                engine::selfplay::visit_distance(&check.visits, visits)
+            } else {
+                None
+            },
+        };
         let t = self.workers.entry(check.worker.clone()).or_default();
         if t.quarantined {
-            return Ok((Verdict::Disagreed, check));
+            return Ok((Verdict::Disagreed, check, cmp));
         }
-        let verdict = if (check.claim - value).abs() <= self.cfg.tolerance {
+        let agrees = cmp.value_gap <= self.cfg.tolerance
+            && cmp.visit_distance.is_none_or(|d| d <= self.cfg.visit_tolerance);
+        if t.recent.len() >= self.cfg.window as usize {
+            t.recent.pop_front();
+        }
+        t.recent.push_back(!agrees);
+        let verdict = if agrees {
             t.agreed += 1;
             // Its games up to this one's are vouched for by a good check (those stored after
             // it stay on the list).
@@ -333,8 +434,7 @@ impl Checks {
             }
             Verdict::Agreed
         } else {
-            t.disagreed += 1;
-            if t.disagreed >= self.cfg.quarantine_after {
+            if t.recent.iter().filter(|d| **d).count() >= self.cfg.quarantine_after as usize {
                 t.quarantined = true;
                 Verdict::Quarantined {
                     worker: check.worker.clone(),
@@ -344,7 +444,7 @@ impl Checks {
                 Verdict::Disagreed
             }
         };
-        Ok((verdict, check))
+        Ok((verdict, check, cmp))
     }
 
     /// Checks waiting for a checker, and out.
@@ -428,14 +528,14 @@ mod tests {
         let got = c.grant("b", 1, now, TTL, lease);
         assert_eq!(got.len(), 1);
         assert!(is_check_lease(got[0].lease_id));
-        let (v, p) = c.report("b", got[0].lease_id, p_claim_plus(&c, 0.1)).unwrap();
+        let (v, p, _) = c.report("b", got[0].lease_id, p_claim_plus(&c, 0.1), &[]).unwrap();
         assert_eq!((v, p.game_id.as_str()), (Verdict::Agreed, "g1"));
         assert_eq!(c.workers["a"].awaiting, ["g2"], "g1 vouched for");
         // A lease is reported once, by its holder.
-        assert!(matches!(c.report("b", got[0].lease_id, 0.0), Err(CheckError::NotFound(_))));
+        assert!(matches!(c.report("b", got[0].lease_id, 0.0, &[]), Err(CheckError::NotFound(_))));
         let got = c.grant("b", 1, now, TTL, lease);
-        assert!(matches!(c.report("c", got[0].lease_id, 0.0), Err(CheckError::NotFound(_))));
-        assert!(matches!(c.report("b", got[0].lease_id, 1.5), Err(CheckError::Invalid(_))));
+        assert!(matches!(c.report("c", got[0].lease_id, 0.0, &[]), Err(CheckError::NotFound(_))));
+        assert!(matches!(c.report("b", got[0].lease_id, 1.5, &[]), Err(CheckError::Invalid(_))));
         assert_eq!(c.counts(), (1, 0), "a refused value sends the check out again");
     }
 
@@ -452,16 +552,16 @@ mod tests {
         // Honest values, then forged ones (-0.99 where the truth is about 0).
         c.stored("f", &game("ok", false), GameKind::BattleNumber, &[row(0, 0, 0.1)]);
         let l = c.grant("b", 1, now, TTL, lease);
-        assert_eq!(c.report("b", l[0].lease_id, 0.05).unwrap().0, Verdict::Agreed);
+        assert_eq!(c.report("b", l[0].lease_id, 0.05, &[]).unwrap().0, Verdict::Agreed);
         for g in ["x1", "x2", "x3"] {
             c.stored("f", &game(g, true), GameKind::BattleNumber, &[row(0, 0, 0.1), row(1, 1, -0.99)]);
         }
         let l = c.grant("b", 1, now, TTL, lease);
-        let (v, p) = c.report("b", l[0].lease_id, 0.1).unwrap();
+        let (v, p, _) = c.report("b", l[0].lease_id, 0.1, &[]).unwrap();
         assert_eq!((v, p.claim), (Verdict::Disagreed, -0.99), "the resigning seat's value is checked");
         assert!(!c.is_quarantined("f"));
         let l = c.grant("b", 1, now, TTL, lease);
-        let (v, _) = c.report("b", l[0].lease_id, 0.0).unwrap();
+        let (v, _, _) = c.report("b", l[0].lease_id, 0.0, &[]).unwrap();
         assert_eq!(
             v,
             Verdict::Quarantined { worker: "f".into(), games: vec!["x1".into(), "x2".into(), "x3".into()] }
@@ -470,6 +570,89 @@ mod tests {
         // Its last pending check is dropped, not handed out.
         assert!(c.grant("b", 4, now, TTL, lease).is_empty());
         assert_eq!(c.counts(), (0, 0));
+    }
+
+    fn visits(v: &[(&str, u32)]) -> Vec<(String, u32)> {
+        v.iter().map(|(a, n)| (a.to_string(), *n)).collect()
+    }
+
+    #[test]
+    fn forged_visits_with_honest_values_disagree_and_malformed_visits_are_refused() {
+        let mut c = all(1.0);
+        let now = Instant::now();
+        let searched = |v: &[(&str, u32)]| {
+            let mut r = row(0, 0, 0.2);
+            (r.visit_actions, r.visit_counts) = visits(v).into_iter().unzip();
+            r
+        };
+        // An honest target and a reversed one, both with the honest value.
+        c.stored(
+            "f",
+            &game("honest", false),
+            GameKind::BattleNumber,
+            &[searched(&[("a", 70), ("b", 20), ("c", 9)])],
+        );
+        c.stored(
+            "f",
+            &game("forged", false),
+            GameKind::BattleNumber,
+            &[searched(&[("a", 9), ("b", 20), ("c", 70)])],
+        );
+        let checker = visits(&[("a", 80), ("b", 15), ("c", 4)]);
+        let l = c.grant("b", 1, now, TTL, lease);
+        let (v, _, cmp) = c.report("b", l[0].lease_id, 0.2, &checker).unwrap();
+        assert_eq!(v, Verdict::Agreed, "{cmp}");
+        assert!(cmp.visit_distance.unwrap() < 0.15, "{cmp}");
+        let l = c.grant("b", 1, now, TTL, lease);
+        let (v, p, cmp) = c.report("b", l[0].lease_id, 0.2, &checker).unwrap();
+        assert_eq!((v, p.game_id.as_str()), (Verdict::Disagreed, "forged"), "{cmp}");
+        assert!(cmp.value_gap < 1e-6 && cmp.visit_distance.unwrap() > 0.7, "{cmp}");
+        // A move searched without a network: root noise decides its visits, so only its
+        // value is compared.
+        let mut r = searched(&[("a", 9), ("c", 70)]);
+        r.model_version = 0;
+        c.stored("f", &game("rollout", false), GameKind::BattleNumber, &[r]);
+        let l = c.grant("b", 1, now, TTL, lease);
+        let (v, _, cmp) = c.report("b", l[0].lease_id, 0.2, &checker).unwrap();
+        assert_eq!((v, cmp.visit_distance), (Verdict::Agreed, None));
+        // Without the checker's visits (an older worker) only values are compared.
+        c.stored("f", &game("old", false), GameKind::BattleNumber, &[searched(&[("a", 9), ("c", 70)])]);
+        let l = c.grant("b", 1, now, TTL, lease);
+        let (v, _, cmp) = c.report("b", l[0].lease_id, 0.2, &[]).unwrap();
+        assert_eq!((v, cmp.visit_distance), (Verdict::Agreed, None));
+        // Malformed visits are refused, and the check goes out again.
+        c.stored("f", &game("again", false), GameKind::BattleNumber, &[searched(&[("a", 1)])]);
+        for bad in [visits(&[("a", 1), ("a", 2)]), visits(&[("", 1)]), vec![("x".repeat(65), 1)]] {
+            let l = c.grant("b", 1, now, TTL, lease);
+            assert!(
+                matches!(c.report("b", l[0].lease_id, 0.0, &bad), Err(CheckError::Invalid(_))),
+                "{bad:?}"
+            );
+        }
+        let many: Vec<(String, u32)> = (0..=MAX_VISIT_ACTIONS).map(|i| (i.to_string(), 1)).collect();
+        let l = c.grant("b", 1, now, TTL, lease);
+        assert!(matches!(c.report("b", l[0].lease_id, 0.0, &many), Err(CheckError::Invalid(_))));
+        assert_eq!(c.counts(), (1, 0));
+        assert!(ChecksConfig { visit_tolerance: 0.0, ..ChecksConfig::default() }.validate().is_err());
+        assert!(ChecksConfig { visit_tolerance: 1.5, ..ChecksConfig::default() }.validate().is_err());
+    }
+
+    #[test]
+    fn disagreements_count_over_the_last_window_of_checks() {
+        let cfg = ChecksConfig { rate: 1.0, quarantine_after: 2, window: 3, ..ChecksConfig::default() };
+        let mut c = Checks::new(cfg, 1);
+        let now = Instant::now();
+        // Disagree, agree ×3, disagree: the first has left the window, so no quarantine; one
+        // more disagreement within it quarantines.
+        for (i, value) in [0.9, 0.0, 0.0, 0.0, 0.9, 0.9].into_iter().enumerate() {
+            c.stored("h", &game(&format!("g{i}"), false), GameKind::BattleNumber, &[row(0, 0, 0.0)]);
+            let l = c.grant("b", 1, now, TTL, lease);
+            let (v, _, _) = c.report("b", l[0].lease_id, value, &[]).unwrap();
+            assert_eq!(c.is_quarantined("h"), i == 5, "after check {i}: {v:?}");
+        }
+        assert!(
+            ChecksConfig { quarantine_after: 4, window: 3, ..ChecksConfig::default() }.validate().is_err()
+        );
     }
 
     #[test]

@@ -67,13 +67,24 @@ impl CoordinatorService {
     /// be written (the quarantine stands; the games are named in the log).
     pub(crate) fn check_reported(&self, r: &pb::ReportCheckRequest) -> Result<(), CoordError> {
         let s = &self.shared;
-        let (verdict, check) =
-            s.checks.lock().expect("not poisoned").report(&r.worker_id, r.lease_id, r.root_value).map_err(
-                |e| match e {
-                    CheckError::NotFound(m) => CoordError::NotFound(m),
-                    CheckError::Invalid(m) => CoordError::InvalidArgument(m),
-                },
-            )?;
+        if r.visit_actions.len() != r.visit_counts.len() {
+            return Err(CoordError::InvalidArgument(format!(
+                "{} visit actions but {} visit counts",
+                r.visit_actions.len(),
+                r.visit_counts.len()
+            )));
+        }
+        let visits: Vec<(String, u32)> =
+            r.visit_actions.iter().cloned().zip(r.visit_counts.iter().copied()).collect();
+        let (verdict, check, cmp) = s
+            .checks
+            .lock()
+            .expect("not poisoned")
+            .report(&r.worker_id, r.lease_id, r.root_value, &visits)
+            .map_err(|e| match e {
+                CheckError::NotFound(m) => CoordError::NotFound(m),
+                CheckError::Invalid(m) => CoordError::InvalidArgument(m),
+            })?;
         let (checker, stored) = (shown(&r.worker_id), shown(&check.worker));
         match verdict {
             Verdict::Agreed => {
@@ -83,20 +94,20 @@ impl CoordinatorService {
                 s.stats.checks_disagreed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 warn!(
                     worker = %stored, checker = %checker, game = %check.game_id,
-                    stored_value = check.claim, checked_value = r.root_value,
-                    "a stored root value disagrees with another worker's search of the position"
+                    stored_value = check.claim, checked_value = r.root_value, visit_distance = ?cmp.visit_distance,
+                    "a stored move disagrees with another worker's search of the position: {cmp}"
                 );
             }
             Verdict::Quarantined { worker, games } => {
                 s.stats.checks_disagreed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 s.stats.workers_quarantined.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let reason = format!(
-                    "stored root value {} where another worker's search found {} (game {})",
-                    check.claim, r.root_value, check.game_id
+                    "stored root value {} where another worker's search found {}; {} (game {})",
+                    check.claim, r.root_value, cmp, check.game_id
                 );
                 warn!(
                     worker = %shown(&worker), set_aside = games.len(), %reason,
-                    "worker quarantined: its values disagreed with other workers' checks too often; \
+                    "worker quarantined: its stored moves disagreed with other workers' checks too often; \
                      its games since its last good check are set aside"
                 );
                 let file = crate::checks::write_set_aside(s.store.games_dir(), &worker, &games, &reason)

@@ -100,12 +100,12 @@ pub fn registry(
         )
         .counter(
             "checks_agreed",
-            "Value checks whose stored root value agreed with another worker's search",
+            "Checks whose stored move (root value; visits, when searched with a network) agreed with another worker's search",
             st(|s| s.checks_agreed.load(Ordering::Relaxed)),
         )
         .counter(
             "checks_disagreed",
-            "Value checks whose stored root value was further than checks.tolerance from another worker's search",
+            "Checks whose stored root value (or visit distribution) was further than checks.tolerance (visit_tolerance) from another worker's search",
             st(|s| s.checks_disagreed.load(Ordering::Relaxed)),
         )
         .gauge(

@@ -291,20 +291,31 @@ pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
     play_game_until(start, settings, evaluator, seed, &|| false).expect("never stopped")
 }
 
-/// The root value, from the view of the player to move, of one fresh search of `state` for
-/// `sims` simulations, configured as self-play configures its searches (no root noise): what
-/// a value check compares a stored move's root value with (issue 42). Fixed by `seed`.
+/// What one fresh search of a position found, for a check of a stored move (issue 42).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckSearch<A> {
+    /// The root value, from the view of the player to move.
+    pub root_value: f32,
+    /// The policy target self-play would store for the move: root visit counts (forced
+    /// playouts pruned when configured), or with Gumbel the improved policy in units.
+    pub visits: Vec<(A, u32)>,
+}
+
+/// One fresh search of `state` for `sims` simulations, configured as self-play configures a
+/// full search but without root noise (PUCT with its forced playouts, or Gumbel): what a
+/// check compares a stored move's root value and policy target with (issue 42). Fixed by
+/// `seed`.
 ///
 /// # Panics
 /// If `state` is a finished game.
-pub fn search_value<G: Game, E: Evaluator<G> + ?Sized>(
+pub fn search_check<G: Game, E: Evaluator<G> + ?Sized>(
     state: &G,
     settings: &SelfPlaySettings,
     evaluator: &E,
     sims: u32,
     seed: u64,
-) -> f32 {
-    assert!(state.outcome().is_none(), "a value check of a finished game");
+) -> CheckSearch<G::Action> {
+    assert!(state.outcome().is_none(), "a check of a finished game");
     let mut rng = crate::rng_from_seed(seed);
     let config = MctsConfig {
         c_puct: settings.c_puct,
@@ -313,8 +324,46 @@ pub fn search_value<G: Game, E: Evaluator<G> + ?Sized>(
     };
     let mut tree = Mcts::new(state.clone(), config);
     let _ = evaluator.begin_move();
-    tree.search(evaluator, Budget::sims(u64::from(sims.max(1))), &mut rng, &mut |_| {});
-    tree.root_value()
+    let sims = u64::from(sims.max(1));
+    let visits = if settings.root == RootSearch::Gumbel {
+        let r = tree.gumbel_search(evaluator, sims, &settings.gumbel(), true, &mut rng);
+        let units = settings.gumbel_units() as f32;
+        r.policy.iter().map(|&(a, p)| (a, (p * units).floor() as u32)).collect()
+    } else {
+        tree.set_forced_playouts(settings.forced_playouts);
+        tree.search(evaluator, Budget::sims(sims), &mut rng, &mut |_| {});
+        let target = if settings.forced_playouts > 0.0 {
+            tree.pruned_root_children(settings.forced_playouts)
+        } else {
+            tree.root_children()
+        };
+        target.iter().map(|c| (c.action, c.visits)).collect()
+    };
+    CheckSearch { root_value: tree.root_value(), visits }
+}
+
+/// The total variation distance between two visit distributions, each normalised to sum 1,
+/// over the union of their actions: 0 when they have the same shape, 1 when no action is
+/// visited in both. `None` when either has no visits. Actions are matched by `==` (each
+/// listed once).
+pub fn visit_distance<K: PartialEq>(a: &[(K, u32)], b: &[(K, u32)]) -> Option<f32> {
+    let (sa, sb) = (
+        a.iter().map(|(_, n)| f64::from(*n)).sum::<f64>(),
+        b.iter().map(|(_, n)| f64::from(*n)).sum::<f64>(),
+    );
+    if sa <= 0.0 || sb <= 0.0 {
+        return None;
+    }
+    let share = |v: &[(K, u32)], k: &K, s: f64| {
+        v.iter().find(|(x, _)| x == k).map_or(0.0, |(_, n)| f64::from(*n) / s)
+    };
+    let mut d: f64 = a.iter().map(|(k, n)| (f64::from(*n) / sa - share(b, k, sb)).abs()).sum();
+    d += b
+        .iter()
+        .filter(|(k, _)| !a.iter().any(|(x, _)| x == k))
+        .map(|(_, n)| f64::from(*n) / sb)
+        .sum::<f64>();
+    Some((d / 2.0).clamp(0.0, 1.0) as f32)
 }
 
 /// Plays one self-play game from `start`, checking `stop` before every action; returns `None`
@@ -638,6 +687,54 @@ mod tests {
         if a.resigned.is_none() {
             assert_eq!(state.outcome(), Some(a.outcome));
         }
+    }
+
+    #[test]
+    fn visit_distance_is_total_variation_over_the_union() {
+        let a = [("x", 6), ("y", 2), ("z", 0)];
+        assert_eq!(visit_distance(&a, &a), Some(0.0));
+        // Same shape, other totals and order: the same distribution.
+        assert_eq!(visit_distance(&a, &[("y", 1), ("x", 3)]), Some(0.0));
+        assert_eq!(visit_distance(&[("x", 5)], &[("y", 5)]), Some(1.0));
+        // Reversed: 0.75/0.25 against 0.25/0.75.
+        assert_eq!(visit_distance(&a, &[("x", 2), ("y", 6)]), Some(0.5));
+        assert_eq!(visit_distance(&a, &[("x", 0)]), None);
+        assert_eq!(visit_distance::<&str>(&[], &a), None);
+    }
+
+    #[test]
+    fn a_check_search_is_seeded_and_shaped_like_a_stored_target() {
+        let start = BattleNumber::new_game(&Options::default());
+        let s = SelfPlaySettings { full_sims: 200, fast_sims: 0, resign_threshold: -2.0, ..fast() };
+        let g = play_game(&start, &s, &Rollout::default(), 3);
+        let gumbel = SelfPlaySettings { root: RootSearch::Gumbel, gumbel_m: 8, ..s.clone() };
+        let mut state = start.clone();
+        let mut n = 0;
+        for (i, m) in g.moves.iter().enumerate() {
+            if m.full_search && m.visits.len() > 1 && i % 4 == 0 {
+                let c = search_check(&state, &s, &Rollout::default(), s.full_sims, 40 + i as u64);
+                assert_eq!(c, search_check(&state, &s, &Rollout::default(), s.full_sims, 40 + i as u64));
+                let total: u32 = c.visits.iter().map(|v| v.1).sum();
+                assert_eq!(total + 1, s.full_sims, "every simulation but the root's expansion");
+                assert!((-1.0..=1.0).contains(&c.root_value));
+                // The same actions as the stored move's target (every legal click is a child).
+                let mut a: Vec<_> = c.visits.iter().map(|v| v.0).collect();
+                let mut b: Vec<_> = m.visits.iter().map(|v| v.0).collect();
+                a.sort_unstable();
+                b.sort_unstable();
+                assert_eq!(a, b);
+                assert!(visit_distance(&m.visits, &c.visits).is_some());
+                // Gumbel: the improved policy in units, as self-play stores it.
+                let c = search_check(&state, &gumbel, &Rollout::default(), s.full_sims, 7);
+                let total: u32 = c.visits.iter().map(|v| v.1).sum();
+                assert!(
+                    total <= gumbel.gumbel_units() && total + c.visits.len() as u32 >= gumbel.gumbel_units()
+                );
+                n += 1;
+            }
+            state.play(m.action).unwrap();
+        }
+        assert!(n >= 5, "{n} checks");
     }
 
     #[test]

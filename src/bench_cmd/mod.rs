@@ -5,8 +5,9 @@
 //!   latency per worker count, plus where the CPU went (per thread, from `/proc`).
 //! - `bench worker`: an in-process coordinator and a real worker playing `--games` games; the
 //!   share of the worker's CPU spent outside game play, and Parquet bytes per stored position.
-//! - `bench net`, `bench serve`, `bench depth`: the network, the play server, `banqi-ab`'s depth
-//!   by phase ([`crate::bench_depth`]).
+//! - `bench net`, `bench serve`, `bench depth`, `bench checks`: the network, the play server,
+//!   `banqi-ab`'s depth by phase ([`crate::bench_depth`]), how honest and forged stored moves
+//!   compare with checks of them ([`crate::bench_checks`]).
 //!
 //! CPU accounting is per thread, from `/proc/self/task/*/schedstat` (run time and run-queue
 //! wait in ns; `stat` ticks where that file is missing), so Linux only. The coordinator, the
@@ -74,6 +75,12 @@ pub enum BenchCommand {
     ///
     /// Example: zeroplay bench depth -a banqi-ab:time=300ms,flip_depth=2 -a banqi-ab:time=300ms
     Depth(crate::bench_depth::DepthBenchArgs),
+    /// Value and visit checks (issue 42): how far honest stored moves lie from another
+    /// worker's fresh search of them, and how far reversed visit counts do; quantiles, and
+    /// what the default tolerances call a disagreement.
+    ///
+    /// Example: zeroplay bench checks --game battlenumber --games 20
+    Checks(crate::bench_checks::ChecksBenchArgs),
 }
 
 /// Runs the benchmark.
@@ -87,6 +94,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         BenchCommand::Net(a) => crate::bench_net::run(a),
         BenchCommand::Serve(a) => crate::bench_serve::run(a),
         BenchCommand::Depth(a) => crate::bench_depth::run(a),
+        BenchCommand::Checks(a) => crate::bench_checks::run(a),
     }
 }
 

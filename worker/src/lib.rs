@@ -150,9 +150,22 @@ async fn report_match(client: &mut Client, state: &State, lease_id: u64, played:
     warn!(lease = lease_id, "could not report a gating match; it will be played again");
 }
 
-async fn report_check(client: &mut Client, state: &State, lease_id: u64, root_value: f32) {
+async fn report_check(
+    client: &mut Client,
+    state: &State,
+    lease_id: u64,
+    found: engine::selfplay::CheckSearch<String>,
+) {
+    let (visit_actions, visit_counts) = found.visits.into_iter().unzip();
+    let req = pb::ReportCheckRequest {
+        worker_id: state.id(),
+        lease_id,
+        root_value: found.root_value,
+        visit_actions,
+        visit_counts,
+    };
     for attempt in 0..5 {
-        let req = pb::ReportCheckRequest { worker_id: state.id(), lease_id, root_value };
+        let req = req.clone();
         match client.report_check(req).await {
             Ok(_) => {
                 state.value_checks.fetch_add(1, Ordering::Relaxed);

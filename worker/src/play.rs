@@ -6,7 +6,7 @@ use std::sync::Arc;
 use engine::agent::Agent;
 use engine::arena::play_match_from;
 use engine::eval::Evaluator;
-use engine::selfplay::play_game_until;
+use engine::selfplay::{CheckSearch, play_game_until};
 use engine::{Features, GameKind, LeafEvaluator};
 use model::NetSource;
 use zeroplay_proto::v1 as pb;
@@ -163,15 +163,16 @@ pub(crate) fn evaluation_as<G: Features + engine::agent::GameAgents>(
     Ok(PlayedMatch { points: m.points_a, games })
 }
 
-/// Searches a value check (a lease with `check` set): the position, fresh, as self-play
-/// searches it, with the model that searched the stored move; its root value.
+/// Searches a check (a lease with `check` set): the position, fresh, as self-play searches
+/// it, with the model that searched the stored move; its root value and policy target (each
+/// action as its wire string).
 pub(crate) fn check_value(
     state: &State,
     rt: &tokio::runtime::Handle,
     client: &Client,
     lease: &pb::Lease,
     check: &pb::ValueCheck,
-) -> Result<f32, String> {
+) -> Result<CheckSearch<String>, String> {
     let kind = lease_kind(lease)?;
     engine::with_game!(kind, |G| check_as::<G>(state, rt, client, lease, check))
 }
@@ -182,7 +183,7 @@ fn check_as<G: Features + engine::agent::GameAgents>(
     client: &Client,
     lease: &pb::Lease,
     check: &pb::ValueCheck,
-) -> Result<f32, String> {
+) -> Result<CheckSearch<String>, String> {
     let position = G::decode(&lease.start_state).map_err(|e| format!("lease {}: {e}", lease.lease_id))?;
     if position.outcome().is_some() {
         return Err(format!("lease {}: the position to check is finished", lease.lease_id));
@@ -199,5 +200,9 @@ fn check_as<G: Features + engine::agent::GameAgents>(
         // The stored move was searched without a network (none published yet, or another leaf).
         _ => leaf.without_net(),
     };
-    Ok(engine::selfplay::search_value(&position, &settings, evaluator.as_ref(), sims, lease.seed))
+    let c = engine::selfplay::search_check(&position, &settings, evaluator.as_ref(), sims, lease.seed);
+    Ok(CheckSearch {
+        root_value: c.root_value,
+        visits: c.visits.into_iter().map(|(a, n)| (a.to_string(), n)).collect(),
+    })
 }
