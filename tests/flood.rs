@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use common::cluster::{Cluster, coordinator_config, count_parquet_so_far, free_port, worker_args};
+use common::cluster::{Cluster, coordinator_config, count_parquet_so_far, free_port, metric, worker_args};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The open-files limit the servers run under: fewer than the flood's connections.
@@ -140,12 +140,6 @@ fn check_flood(stats: &FloodStats, what: &str, at_least: u64) {
         longest <= HANDSHAKE_MS + 1500,
         "a flood connection lived {longest} ms (handshake timeout {HANDSHAKE_MS} ms)"
     );
-}
-
-fn metric(addr: SocketAddr, series: &str) -> f64 {
-    let (code, text) = zeroplay_telemetry::http_get(addr, "/metrics").expect("/metrics answers");
-    assert_eq!(code, 200);
-    zeroplay_telemetry::sample(&text, series).unwrap_or_else(|| panic!("no {series} in /metrics"))
 }
 
 fn connections_section() -> String {

@@ -22,7 +22,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::cluster::{Cluster, TRAINER_TOKEN, WORKER_TOKEN, coordinator_config, free_port, worker_args};
+use common::cluster::{
+    Cluster, TRAINER_TOKEN, WORKER_TOKEN, coordinator_config, free_port, metric, worker_args,
+};
 use engine::Game;
 use engine::battlenumber::BattleNumber;
 use engine::gating::{GateRule, GateSettings};
@@ -280,23 +282,7 @@ fn forged_root_values_are_caught_by_another_workers_checks_and_set_aside() {
     let args = worker_args(&format!("http://127.0.0.1:{port}"), &tmp.path().join("spool"), "honest");
     c.spawn("honest", &args.iter().map(String::as_str).collect::<Vec<_>>());
     let games_dir = data.join("games");
-    let start = std::time::Instant::now();
-    let file = loop {
-        c.assert_running(&["coordinator", "honest"]);
-        let found = std::fs::read_dir(&games_dir)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.to_string_lossy().ends_with(".set-aside.json"));
-        if let Some(f) = found {
-            break f;
-        }
-        assert!(start.elapsed() < long, "the forger was not quarantined");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let listed: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let set_aside: Vec<String> =
-        listed["games"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
+    let (listed, set_aside) = wait_for_set_aside(&mut c, &games_dir, long);
     assert!(!set_aside.is_empty() && set_aside.iter().all(|g| forged.contains(g)), "{listed}");
     assert_eq!(listed["worker"].as_str(), Some(id.as_str()));
     // From now on the forger is refused, and the trainer's window holds none of its games.
@@ -331,10 +317,31 @@ fn forged_root_values_are_caught_by_another_workers_checks_and_set_aside() {
     assert!(c.terminate("coordinator", long).success());
 }
 
-fn metric(addr: std::net::SocketAddr, series: &str) -> f64 {
-    let (code, text) = zeroplay_telemetry::http_get(addr, "/metrics").expect("/metrics answers");
-    assert_eq!(code, 200);
-    zeroplay_telemetry::sample(&text, series).unwrap_or_else(|| panic!("no {series} in /metrics"))
+/// Waits (up to `long`, while the coordinator and the `honest` worker run) for the first
+/// `.set-aside.json` file in `games_dir`; returns it and the games it lists.
+fn wait_for_set_aside(
+    c: &mut Cluster,
+    games_dir: &std::path::Path,
+    long: Duration,
+) -> (serde_json::Value, Vec<String>) {
+    let start = std::time::Instant::now();
+    let file = loop {
+        c.assert_running(&["coordinator", "honest"]);
+        let found = std::fs::read_dir(games_dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| p.to_string_lossy().ends_with(".set-aside.json"));
+        if let Some(f) = found {
+            break f;
+        }
+        assert!(start.elapsed() < long, "the forger was not quarantined");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let listed: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let set_aside =
+        listed["games"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
+    (listed, set_aside)
 }
 
 /// Probe 3's second half (stop 51's open gap): visit counts forged beside honest values. A
@@ -428,22 +435,7 @@ fn forged_visit_counts_beside_honest_values_are_caught_and_an_honest_peer_is_not
     c.spawn("honest", &args.iter().map(String::as_str).collect::<Vec<_>>());
     let games_dir = data.join("games");
     let start = std::time::Instant::now();
-    let file = loop {
-        c.assert_running(&["coordinator", "honest"]);
-        let found = std::fs::read_dir(&games_dir)
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| p.to_string_lossy().ends_with(".set-aside.json"));
-        if let Some(f) = found {
-            break f;
-        }
-        assert!(start.elapsed() < long, "the forger was not quarantined");
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let listed: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    let set_aside: Vec<String> =
-        listed["games"].as_array().unwrap().iter().map(|g| g.as_str().unwrap().to_string()).collect();
+    let (listed, set_aside) = wait_for_set_aside(&mut c, &games_dir, long);
     assert_eq!(listed["worker"].as_str(), Some(forger_id.as_str()));
     assert!(!set_aside.is_empty() && set_aside.iter().all(|g| forged.contains(g)), "{listed}");
     assert!(listed["reason"].as_str().unwrap().contains("visit distributions"), "{listed}");

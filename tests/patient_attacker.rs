@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use common::cluster::{
-    ADMIN_TOKEN, Cluster, TRAINER_TOKEN, WORKER_TOKEN, coordinator_config, free_port, worker_args,
+    ADMIN_TOKEN, Cluster, TRAINER_TOKEN, WORKER_TOKEN, coordinator_config, free_port, metric, worker_args,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -79,12 +79,6 @@ fn new_player(addr: SocketAddr) -> Duration {
 fn spread(mut v: Vec<Duration>) -> (Duration, Duration) {
     v.sort();
     (v[v.len() / 2], *v.last().expect("probes"))
-}
-
-fn metric(addr: SocketAddr, series: &str) -> f64 {
-    let (code, text) = zeroplay_telemetry::http_get(addr, "/metrics").expect("/metrics answers");
-    assert_eq!(code, 200);
-    zeroplay_telemetry::sample(&text, series).unwrap_or_else(|| panic!("no {series} in /metrics"))
 }
 
 /// POSTs a new Battle Number game from `source`; the status code (0: no answer).

@@ -243,6 +243,13 @@ pub fn worker_args(coordinator: &str, spool: &Path, name: &str) -> Vec<String> {
     .collect()
 }
 
+/// One series of a server's `/metrics` at `addr` (the metrics port); panics if it is missing.
+pub fn metric(addr: std::net::SocketAddr, series: &str) -> f64 {
+    let (code, text) = zeroplay_telemetry::http_get(addr, "/metrics").expect("/metrics answers");
+    assert_eq!(code, 200);
+    zeroplay_telemetry::sample(&text, series).unwrap_or_else(|| panic!("no {series} in /metrics"))
+}
+
 /// A port that was free a moment ago.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
