@@ -239,10 +239,10 @@ fn make_batch<G: Features>(
     let ownership = (s.ownership_weight > 0.0 && o > 0).then(|| {
         let mut t = vec![0.0f32; n * o];
         let mut mask = vec![0.0f32; n];
+        let mut mapped = vec![0i8; o];
         for (i, sample) in samples.iter().enumerate() {
             if let Some(own) = &sample.ownership {
                 mask[i] = 1.0;
-                let mut mapped = vec![0i8; o];
                 G::map_ownership(syms[i], own, &mut mapped);
                 for (d, &v) in t[i * o..(i + 1) * o].iter_mut().zip(mapped.iter()) {
                     *d = f32::from(v);

@@ -44,14 +44,7 @@ fn the_network_learns_a_small_parquet_set() {
     assert!(w.bad_files.is_empty());
     let (train, _) = w.split(0.0);
     let fixed: Vec<_> = train.iter().take(512).copied().collect();
-    // Fitting a fixed set is the point here: the positions as stored, no symmetric images.
-    let settings = TrainSettings {
-        net: "tiny".into(),
-        batch_size: 128,
-        learning_rate: 3e-3,
-        augment: false,
-        ..Default::default()
-    };
+    let settings = fixed_set_settings(128);
     let mut t = Trainer::<BattleNumber>::new(settings, &model::cpu()).unwrap();
     let before = t.evaluate(&fixed);
     t.train(&fixed, 150, &mut |_, _| {});
@@ -213,13 +206,7 @@ fn the_ownership_target_is_the_final_board_and_its_head_learns_it() {
     let mut w = Window::new(1_000_000);
     w.refresh::<BattleNumber>(dir.path()).unwrap();
     let (train, _) = w.split(0.0);
-    let base = TrainSettings {
-        net: "tiny".into(),
-        batch_size: 64,
-        learning_rate: 3e-3,
-        augment: false,
-        ..Default::default()
-    };
+    let base = fixed_set_settings(64);
     let owned = TrainSettings { ownership_weight: 1.0, ..base.clone() };
     let mut t = Trainer::<BattleNumber>::new(owned.clone(), &model::cpu()).unwrap();
     let before = t.evaluate(&train);
@@ -285,4 +272,16 @@ fn set_aside_games_are_never_trained_on() {
     fresh.refresh::<BattleNumber>(dir.path()).unwrap();
     assert_eq!(fresh.len(), w.len());
     assert_eq!(trainer::data::set_aside(dir.path()).unwrap().len(), 2);
+}
+
+/// A `tiny` network fitting a fixed set in batches of `batch_size`: the positions as stored,
+/// no symmetric images (fitting that set is what these tests check).
+fn fixed_set_settings(batch_size: usize) -> TrainSettings {
+    TrainSettings {
+        net: "tiny".into(),
+        batch_size,
+        learning_rate: 3e-3,
+        augment: false,
+        ..Default::default()
+    }
 }
