@@ -230,6 +230,18 @@ pub struct LocalArgs {
     /// earlier takes the rest once, at the minute it stopped.
     #[arg(long, value_delimiter = ',')]
     pub snapshot_at: Vec<f64>,
+    /// After the run, the best model plays the game's reference opponent (the user's AI;
+    /// TriGolden: `trigolden-user`) at equal time per move with the network alone at the
+    /// leaves (`lambda=0`, no knowledge priors), in this many side-swapped matches: the
+    /// strength that holds at play time, which the models table (measured at the gate's
+    /// budget) does not show. Written to runs/<name>/trainer/play-time.json. 0 skips it;
+    /// `zeroplay strength --run runs/<name>` measures more matches.
+    #[arg(long, default_value_t = 20)]
+    pub measure_matches: u32,
+    /// Milliseconds per move for both sides in that measurement (default: the game's
+    /// protocol, as `strength`: 100; TriGolden 500).
+    #[arg(long)]
+    pub measure_ms: Option<u32>,
 }
 
 /// `zeroplay curve`.

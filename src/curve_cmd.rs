@@ -112,6 +112,9 @@ pub fn run(args: CurveArgs) -> Result<()> {
             device: "cpu".into(),
             seed: Some(args.seed),
             snapshot_at: args.at.clone(),
+            // The curve measures its snapshots itself, with its own matches and seed.
+            measure_matches: 0,
+            measure_ms: None,
         })?;
     }
     let snaps = read_snapshots(&snaps_path)?;

@@ -236,9 +236,11 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let device = trainer::device(&args.device).map_err(anyhow::Error::msg)?;
     let deadline = args.minutes.map(|m| Instant::now() + Duration::from_secs_f64(m * 60.0));
     let no_train = args.no_train;
+    let (measure_matches, measure_ms) = (args.measure_matches, args.measure_ms);
+    let (run_dir, measure_seed) = (cfg.data_dir.clone(), engine::derive_seed(cfg.seed, 4));
     let rt = runtime()?;
     let handle = rt.handle().clone();
-    rt.block_on(async move {
+    let (trained, interrupted) = rt.block_on(async move {
         let listener = zeroplay_net::bind(&cfg.listen, &cfg.connections).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -307,9 +309,10 @@ pub fn local(args: LocalArgs) -> Result<()> {
         let mut last = pb::StatusResponse::default();
         let ctrl_c = signal();
         tokio::pin!(ctrl_c);
+        let mut interrupted = false;
         loop {
             tokio::select! {
-                _ = &mut ctrl_c => { say(&bar, "stopping…"); break; }
+                _ = &mut ctrl_c => { say(&bar, "stopping…"); interrupted = true; break; }
                 _ = tokio::time::sleep(Duration::from_millis(500)) => {}
             }
             if let Ok(s) = status.status(pb::StatusRequest {}).await {
@@ -374,11 +377,91 @@ pub fn local(args: LocalArgs) -> Result<()> {
             started.elapsed().as_secs_f64(),
             data_dir.join("games").display()
         );
+        let trained = history.is_some();
         if let Some(h) = history {
             print!("{}", crate::train_cmd::run_report(&h, &data_dir.join("trainer"), tcfg.min_new_positions, &tcfg.gate));
         }
-        Ok(())
-    })
+        anyhow::Ok((trained, interrupted))
+    })?;
+    drop(rt);
+    if trained && measure_matches > 0 {
+        if interrupted {
+            // Stopped by hand: the user wants their machine back, not another minute of play.
+            println!(
+                "stopped by a signal: no play-time measurement; `zeroplay strength --run {}` measures the best model at equal time",
+                run_dir.display()
+            );
+        } else {
+            play_time(kind, &run_dir, measure_matches, measure_ms, measure_seed)?;
+        }
+    }
+    Ok(())
+}
+
+/// `local`'s last lines: the best model, the network alone at the leaves, against the game's
+/// reference opponent at equal time per move (`strength`'s protocol), so that the figure a
+/// user reads at the end of a run is one that holds at play time; also written to
+/// `trainer/play-time.json`. Nothing when no model was promoted.
+fn play_time(
+    game: engine::GameKind,
+    run: &std::path::Path,
+    matches: u32,
+    ms: Option<u32>,
+    seed: u64,
+) -> Result<()> {
+    let trainer_dir = run.join("trainer");
+    let best = trainer::pipeline::best_model_path(&trainer_dir);
+    if !best.exists() {
+        return Ok(());
+    }
+    println!(
+        "\nmeasuring the best model at play time: {matches} side-swapped matches at equal time per move against the user's AI (--measure-matches 0 skips this)…"
+    );
+    let threads = crate::arena_cmd::thread_count(0).min(matches as usize);
+    let model = best.clone();
+    // The arena cannot be stopped from outside; a signal ends the wait for it instead (the run
+    // itself is already stopped and on disk), and the process exits with it.
+    let rt = runtime()?;
+    let measured = rt.block_on(async move {
+        let arena = tokio::task::spawn_blocking(move || {
+            crate::strength_cmd::measure(game, &model, "lambda=0", (ms, ms), matches, seed, threads)
+        });
+        tokio::select! {
+            m = arena => Some(m),
+            () = signal() => None,
+        }
+    });
+    rt.shutdown_background();
+    let Some(m) = measured else {
+        println!(
+            "play-time measurement stopped by a signal; `zeroplay strength --run {}` measures it",
+            run.display()
+        );
+        return Ok(());
+    };
+    let m = m??;
+    let times = ms.map_or_else(String::new, |ms| format!(" --time-ms {ms} --opponent-time-ms {ms}"));
+    let command = format!(
+        "zeroplay strength --run {} --agents net -n {matches} -j {threads} --seed {seed}{times}",
+        run.display()
+    );
+    println!(
+        "{}\nthe same measurement again, or with more matches: {command}",
+        crate::strength_cmd::play_time_line(&m, seed)
+    );
+    let path = trainer_dir.join("play-time.json");
+    let json = serde_json::json!({
+        "model": best.display().to_string(),
+        "agent": m.agent,
+        "opponent": m.opponent,
+        "opening_plies": m.opening_plies,
+        "seed": seed,
+        "command": command,
+        "report": m.report,
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&json)? + "\n")
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
 }
 
 /// The best-model snapshots `local --snapshot-at` takes: at each of `at` minutes the best

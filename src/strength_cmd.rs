@@ -90,6 +90,35 @@ pub fn measure(
     Ok(Measured { report, agent, opponent, opening_plies: p.opening_plies })
 }
 
+/// An Elo figure with its 95% interval, an unbounded end written ±∞ (`+123 [+55, +202]`).
+pub fn elo_with_interval(r: &crate::arena_cmd::ArenaReport) -> String {
+    let elo = |x: Option<f64>, inf: &str| x.map_or_else(|| inf.to_string(), |v| format!("{v:+.0}"));
+    format!(
+        "{} [{}, {}]",
+        elo(r.elo, if r.points_a > 0.0 { "+∞" } else { "−∞" }),
+        elo(r.elo_lo, "−∞"),
+        elo(r.elo_hi, "+∞")
+    )
+}
+
+/// One line for a measured row, saying what played what at which time, the points and the
+/// Elo with its interval: what `local` prints as the strength that holds at play time.
+pub fn play_time_line(m: &Measured, seed: u64) -> String {
+    let r = &m.report;
+    format!(
+        "at play time: the network alone ({}) against {}: {:.1}% ({} W, {} D, {} L) in {} side-swapped matches ({} random opening plies, seed {seed}), Elo {} — unlike the models table, this is what a player meets",
+        m.agent,
+        m.opponent,
+        100.0 * r.points_a / f64::from(r.matches.max(1)),
+        r.wins,
+        r.draws,
+        r.losses,
+        r.matches,
+        m.opening_plies,
+        elo_with_interval(r),
+    )
+}
+
 /// Runs `zeroplay strength`.
 ///
 /// # Errors
@@ -118,11 +147,9 @@ pub fn run(args: StrengthArgs) -> Result<()> {
         )?;
         crate::arena_cmd::print_report(&report);
         let pct = 100.0 * report.points_a / f64::from(report.matches.max(1));
-        // An unbounded end: below when the low end is missing, above when the high one is.
-        let elo = |x: Option<f64>, inf: &str| x.map_or_else(|| inf.to_string(), |v| format!("{v:+.0}"));
         let _ = writeln!(
             rows,
-            "| {} ({}) | {} | {} ms / {} ms | {} | {} | **{pct:.1}%** ({} W, {} D, {} L) | {} [{}, {}] |",
+            "| {} ({}) | {} | {} ms / {} ms | {} | {} | **{pct:.1}%** ({} W, {} D, {} L) | {} |",
             if agent == "net" { "network alone" } else { "mixed leaf" },
             leaf,
             opponent,
@@ -133,9 +160,7 @@ pub fn run(args: StrengthArgs) -> Result<()> {
             report.wins,
             report.draws,
             report.losses,
-            elo(report.elo, if report.points_a > 0.0 { "+∞" } else { "−∞" }),
-            elo(report.elo_lo, "−∞"),
-            elo(report.elo_hi, "+∞"),
+            elo_with_interval(&report),
         );
         let _ = writeln!(
             commands,

@@ -113,17 +113,18 @@ fn help_explains_agents() {
 fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     let dir = tempfile::tempdir().unwrap();
     let tcfg = dir.path().join("train.toml");
-    // Tiny rounds: two rounds of a tiny network, gated in two quick matches.
+    // Tiny rounds: two rounds of a tiny network, gated in two quick matches that any candidate
+    // passes (the play-time measurement needs a best model).
     std::fs::write(
         &tcfg,
         "min_new_positions = 1500\nsteps_per_round = 20\nmax_rounds = 2\npoll_ms = 200\n\
-         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nrule = \"threshold\"\nmatches = 2\nsims = 8\nopening_plies = 4\n\
+         [train]\nnet = \"tiny\"\nbatch_size = 64\n[gate]\nrule = \"threshold\"\nmatches = 2\nsims = 8\nopening_plies = 4\nthreshold = 0.0\n\
          [rating]\nmatches = 1\nanchors = [\"random\"]\n",
     )
     .unwrap();
     let out = zeroplay()
         .args(["local", "--name", "t", "--sims", "16", "--slots", "2", "--minutes", "4", "--seed", "5"])
-        .args(["--snapshot-at", "0", "--train-config"])
+        .args(["--snapshot-at", "0", "--measure-matches", "1", "--measure-ms", "10", "--train-config"])
         .arg(&tcfg)
         .current_dir(dir.path())
         .output()
@@ -135,6 +136,19 @@ fn local_runs_the_whole_loop_and_export_writes_a_model_other_tools_can_read() {
     assert!(stdout.contains("at the gate's budget (8 simulations a move"), "{stdout}");
     assert!(stdout.contains("snapshot at 0 min:") && stdout.contains("no model promoted yet"), "{stdout}");
     let run = dir.path().join("runs/t/trainer");
+    // ...and the figure that holds at play time follows it: the best model, network alone,
+    // against the user's AI at equal time per move.
+    assert!(
+        stdout.contains("at play time: the network alone (mcts:time=10ms,eval=net,")
+            && stdout.contains("lambda=0) against mcts:time=10ms,eval=rollout:")
+            && stdout.contains("in 1 side-swapped matches"),
+        "{stdout}"
+    );
+    let play: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("play-time.json")).unwrap()).unwrap();
+    assert_eq!(play["report"]["matches"], 1, "{play}");
+    assert_eq!(play["opponent"], "mcts:time=10ms,eval=rollout", "{play}");
+    assert!(play["model"].as_str().unwrap().ends_with("best.safetensors"), "{play}");
     let ratings: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(run.join("ratings.json")).unwrap()).unwrap();
     assert_eq!(ratings.as_array().unwrap().len(), 2, "{ratings}");

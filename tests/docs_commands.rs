@@ -9,7 +9,8 @@
 //!   (data in `runs/docs-coordinator`, which `RUN/` stands for); a token written `...` is that
 //!   coordinator's token for the role.
 //! - Scaled down: `local` gets a tiny training round (`--train-config`, one round, any
-//!   candidate promoted), few simulations and a time limit; `arena` one match at a tenth of
+//!   candidate promoted), few simulations, a time limit and a play-time measurement of one match at
+//!   10 ms a move; `arena` one match at a tenth of
 //!   the time per move; `match` one match at a tenth of the move time (its engine
 //!   `target/release/zeroplay` is the binary under test); `tune` two pairs at 300 nodes a move;
 //!   `perft` at most depth 3; `curve` one point at 0.3 minutes, measured in one match; `play` and `uci` read a short script on
@@ -194,6 +195,8 @@ fn scale(args: &[String], work: &Path, coord_port: u16) -> (Vec<String>, Option<
             // The time limit only bounds a stuck run: the trainer's one round ends it.
             a.extend(["--sims", "8", "--slots", "2", "--minutes", "8", "--train-config"].map(String::from));
             a.push(tiny.to_str().unwrap().into());
+            // The play-time measurement after the run: one match at 10 ms a move.
+            a.extend(["--measure-matches", "1", "--measure-ms", "10"].map(String::from));
         }
         "curve" => {
             // A curve of one point a few seconds in, measured in one match at 10 ms a move.
