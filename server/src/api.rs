@@ -3,7 +3,7 @@
 //! | method and path | what it does |
 //! |---|---|
 //! | `GET /` , `/replay/{token}` | the web client |
-//! | `GET /api/info` | games, limits, model version, AI statistics |
+//! | `GET /api/info` | games, limits, each game's model version (`model_versions`) and AI, AI statistics |
 //! | `POST /api/games` | a new game: `{game, options, ai_seat, ai_ms, seed}`, or one taken over from a replay: `{replay, at}` |
 //! | `GET /api/games/{id}` | the game: board, legal clicks, history, outcome, replay token |
 //! | `DELETE /api/games/{id}` | drop it |
@@ -34,13 +34,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
-use engine::trigolden::TriGolden;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_stream::StreamExt as _;
 
+use crate::hosted::Hosted;
 use crate::table::{Served, Session, Table, state_view};
 use crate::{ApiError, AppState, Held, SECRET_HEADER, assets, game_id, held, new_secret, owned, replay};
 use engine::GameKind;
@@ -159,17 +157,14 @@ async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     let sims = state.ai_sims.load(Ordering::Relaxed);
     let micros = state.ai_micros.load(Ordering::Relaxed);
     Json(json!({
-        "games": ["battlenumber", "trigolden", "banqi"],
-        "model_version": state.models.version(),
-        "banqi_model_version": state.models_bq.version(),
-        "trigolden_model_version": state.models_tg.version(),
+        "games": GameKind::NAMES,
+        // Each game's model version (0: no network yet). `model_version` alone is Battle
+        // Number's, as before the server hosted other games; kept for older clients.
+        "model_versions": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.model(k).version()))).into_iter().collect::<serde_json::Map<_, _>>(),
+        "model_version": state.model(GameKind::BattleNumber).version(),
         "games_held": state.games_held(),
         // The agent each game's AI is now (it changes when a model arrives), at 1 s a move.
-        "agents": {
-            "battlenumber": (state.ai_bn)(Duration::from_secs(1)).name(),
-            "trigolden": (state.ai_tg)(Duration::from_secs(1)).name(),
-            "banqi": (state.ai_bq)(Duration::from_secs(1)).name(),
-        },
+        "agents": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.hosts.ai_name(k)))).into_iter().collect::<serde_json::Map<_, _>>(),
         "limits": {
             "max_games": state.cfg.max_games,
             "max_games_per_client": state.cfg.max_games_per_client,
@@ -200,59 +195,12 @@ struct NewGame {
     at: Option<usize>,
 }
 
-/// Where the server keeps each game's options, AI and model, so that one generic path serves
-/// every game ([`engine::with_game!`] picks the type).
-trait Hosted: Served {
-    /// The configured options a new game starts from.
-    fn defaults(state: &AppState) -> Self::Options;
-    /// The AI of this game.
-    fn ai(state: &AppState) -> crate::table::AiFactory<Self>;
-    /// The slot of the model its AI plays (`None`: no network for this game yet).
-    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>>;
-}
-
-impl Hosted for BattleNumber {
-    fn defaults(state: &AppState) -> Self::Options {
-        state.cfg.options.battlenumber
-    }
-    fn ai(state: &AppState) -> crate::table::AiFactory<Self> {
-        state.ai_bn.clone()
-    }
-    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>> {
-        Some(state.models.clone())
-    }
-}
-
-impl Hosted for Banqi {
-    fn defaults(_: &AppState) -> Self::Options {
-        engine::banqi::Options::default()
-    }
-    fn ai(state: &AppState) -> crate::table::AiFactory<Self> {
-        state.ai_bq.clone()
-    }
-    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>> {
-        Some(state.models_bq.clone())
-    }
-}
-
-impl Hosted for TriGolden {
-    fn defaults(_: &AppState) -> Self::Options {
-        engine::trigolden::Options::default()
-    }
-    fn ai(state: &AppState) -> crate::table::AiFactory<Self> {
-        state.ai_tg.clone()
-    }
-    fn model(state: &AppState) -> Option<Arc<model::ModelSlot>> {
-        Some(state.models_tg.clone())
-    }
-}
-
 fn new_table<G: Hosted>(
     state: &AppState,
     req: &NewGame,
     ai_seats: crate::table::Seats,
 ) -> Result<Box<dyn Table>, ApiError> {
-    let (defaults, ai) = (&G::defaults(state), G::ai(state));
+    let (defaults, ai) = (&G::defaults(&state.cfg), state.hosts.ai::<G>());
     let (options, seed, actions) = match &req.replay {
         Some(token) => {
             if !req.options.is_null() || req.seed.is_some() {
@@ -273,10 +221,8 @@ fn new_table<G: Hosted>(
             (o, req.seed.unwrap_or_else(rand::random), Vec::new())
         }
     };
-    let version: Arc<dyn Fn() -> u64 + Send + Sync> = match G::model(state) {
-        Some(slot) => Arc::new(move || slot.version()),
-        None => Arc::new(|| 0),
-    };
+    let slot = state.model(GameKind::of::<G>()).clone();
+    let version: Arc<dyn Fn() -> u64 + Send + Sync> = Arc::new(move || slot.version());
     Ok(Box::new(Session::<G>::new(options, seed, &actions, ai_seats, ai, version)?))
 }
 
@@ -679,7 +625,7 @@ async fn replay_info(
     let kind = replay::kind_of(&token).map_err(ApiError::BadRequest)?;
     let st = state.clone();
     let v = tokio::task::spawn_blocking(move || {
-        engine::with_game!(kind, |G| replay_of::<G>(&token, &G::defaults(&st), q.at))
+        engine::with_game!(kind, |G| replay_of::<G>(&token, &G::defaults(&st.cfg), q.at))
     })
     .await
     .map_err(|e| ApiError::BadRequest(format!("replay: {e}")))??;

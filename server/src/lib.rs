@@ -24,13 +24,10 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use engine::LeafSettings;
-use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec, SharedTables};
-use engine::banqi::Banqi;
-use engine::banqi::ab::AbSettings;
-use engine::battlenumber::BattleNumber;
+use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec};
 use engine::mcts::MctsConfig;
-use engine::trigolden::TriGolden;
+use engine::{GameKind, LeafSettings};
+use hosted::Hosted;
 use model::{ModelSlot, NetSource};
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
@@ -40,6 +37,7 @@ mod assets;
 mod capacity;
 pub mod client;
 mod download;
+mod hosted;
 pub mod metrics;
 pub mod replay;
 pub mod served;
@@ -275,14 +273,8 @@ pub struct AppState {
     pub(crate) games: Mutex<HashMap<u64, Arc<Held>>>,
     /// Games created since start (ids are random: they cannot be counted from them).
     pub(crate) games_created: AtomicU64,
-    pub(crate) models: Arc<ModelSlot>,
-    pub(crate) ai_bn: AiFactory<BattleNumber>,
-    pub(crate) ai_tg: AiFactory<TriGolden>,
-    pub(crate) ai_bq: AiFactory<Banqi>,
-    /// The Banqi model (the Battle Number one is `models`).
-    pub(crate) models_bq: Arc<ModelSlot>,
-    /// The TriGolden model.
-    pub(crate) models_tg: Arc<ModelSlot>,
+    /// Every game's model slot and AI ([`hosted`]).
+    pub(crate) hosts: hosted::Hosts,
     pub(crate) started: Instant,
     /// AI turns computed, and their simulations (for /api/info).
     pub(crate) ai_turns: AtomicU64,
@@ -350,88 +342,21 @@ pub(crate) fn new_secret() -> String {
 }
 
 impl AppState {
-    /// State for `cfg` with the models in `models` (filled by whoever follows the model).
+    /// State for `cfg`, with an empty model slot per game (filled by whoever follows the
+    /// models: [`run`] from a coordinator or the configured files).
     ///
     /// # Errors
     /// A bad setting.
-    pub fn new(cfg: ServeConfig, models: Arc<ModelSlot>) -> Result<Arc<AppState>, String> {
+    pub fn new(cfg: ServeConfig) -> Result<Arc<AppState>, String> {
         cfg.validate()?;
-        let slot = models.clone();
-        let ai_bn = net_ai::<BattleNumber>(slot, cfg.leaf, 0.0);
-        // TriGolden: the network alone (a playout costs milliseconds there) with half the
-        // root's priors on the user's AI's candidates, as docs/benchmarks.md measured it.
-        let models_tg = Arc::new(ModelSlot::new());
-        let tg_net = net_ai::<TriGolden>(
-            models_tg.clone(),
-            LeafSettings { lambda: 0.0, ..cfg.leaf },
-            TRIGOLDEN_KNOWLEDGE,
-        );
-        let (tg_auto, tg_spec) = match cfg.trigolden_agent.as_str() {
-            // A person waits for the time they asked: the whole turn counts.
-            "auto" => (true, "trigolden-user:clock=turn".to_string()),
-            other => (false, other.to_string()),
-        };
-        let tg_slot = models_tg.clone();
-        let ai_tg: AiFactory<TriGolden> = Arc::new(move |time| {
-            if tg_spec == "net" || (tg_auto && tg_slot.version() > 0) {
-                return tg_net(time);
-            }
-            let spec: AgentSpec = tg_spec.parse().expect("validated");
-            let spec = match spec {
-                AgentSpec::TrigoldenUser(mut s) => {
-                    s.time = Some(time);
-                    s.sims = None;
-                    AgentSpec::TrigoldenUser(s)
-                }
-                AgentSpec::TrigoldenLite(mut s) => {
-                    s.time = Some(time);
-                    s.sims = None;
-                    AgentSpec::TrigoldenLite(s)
-                }
-                AgentSpec::Mcts(mut m) => {
-                    m.time = Some(time);
-                    m.sims = None;
-                    AgentSpec::Mcts(m)
-                }
-                other => other,
-            };
-            spec.build::<TriGolden>()
-        });
-        // Banqi: the model's MCTS once there is a model, banqi-ab until then (`auto`).
-        let models_bq = Arc::new(ModelSlot::new());
-        let net = net_ai::<Banqi>(models_bq.clone(), cfg.leaf, 0.0);
-        let ai_bq: AiFactory<Banqi> = match cfg.banqi_agent.as_str() {
-            "net" => net,
-            spec => {
-                let (auto, spec) = if spec == "auto" { (true, "banqi-ab") } else { (false, spec) };
-                let Ok(AgentSpec::BanqiAb(settings)) = spec.parse::<AgentSpec>() else {
-                    unreachable!("validated")
-                };
-                let slot = models_bq.clone();
-                // A move's agent is new each time: the tables come from the disk cache.
-                let settings =
-                    AbSettings { store: modelfile::tables::default_store().map(SharedTables), ..settings };
-                Arc::new(move |time| {
-                    if auto && slot.version() > 0 {
-                        return net(time);
-                    }
-                    let ab = AbSettings { time: Some(time), nodes: None, ..settings.clone() };
-                    AgentSpec::BanqiAb(ab).build::<Banqi>()
-                })
-            }
-        };
+        let hosts = hosted::Hosts::new(&cfg);
         let connections = zeroplay_net::Guard::new(cfg.connections.clone(), "play server");
         Ok(Arc::new(AppState {
             connections,
             cfg,
             games: Mutex::new(HashMap::new()),
             games_created: AtomicU64::new(0),
-            models,
-            ai_bn,
-            ai_tg,
-            ai_bq,
-            models_bq,
-            models_tg,
+            hosts,
             started: Instant::now(),
             ai_turns: AtomicU64::new(0),
             ai_sims: AtomicU64::new(0),
@@ -492,19 +417,14 @@ pub async fn run_with_ready(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
     ready: impl FnOnce(SocketAddr) + Send,
 ) -> Result<(), ServeError> {
-    let models = Arc::new(ModelSlot::new());
-    let state = AppState::new(cfg.clone(), models.clone()).map_err(ServeError::Config)?;
+    let state = AppState::new(cfg.clone()).map_err(ServeError::Config)?;
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Each game's model file: a bad file is refused at start; later bad versions are refused
     // and the old model kept.
-    if let Some(path) = &cfg.model {
-        serve_file::<BattleNumber>(path, &models, cfg.model_poll_ms, &stop)?;
-    }
-    if let Some(path) = &cfg.banqi_model {
-        serve_file::<Banqi>(path, &state.models_bq, cfg.model_poll_ms, &stop)?;
-    }
-    if let Some(path) = &cfg.trigolden_model {
-        serve_file::<TriGolden>(path, &state.models_tg, cfg.model_poll_ms, &stop)?;
+    for kind in GameKind::ALL {
+        engine::with_game!(kind, |G| if let Some(path) = G::model_file(&cfg) {
+            serve_file::<G>(path, state.model(kind), cfg.model_poll_ms, &stop)?;
+        });
     }
     if let Some(url) = &cfg.coordinator {
         let ccfg = zeroplay_client::ClientConfig {
@@ -513,15 +433,12 @@ pub async fn run_with_ready(
             ca_cert: None,
         };
         let client = zeroplay_client::connect(&ccfg).map_err(|e| ServeError::Config(e.to_string()))?;
-        let (models, models_bq, models_tg, stop) =
-            (models.clone(), state.models_bq.clone(), state.models_tg.clone(), stop.clone());
+        let slots = zeroplay_client::ModelSlots::from_slots(
+            state.hosts.models().map(|(kind, slot)| (kind, slot.clone())).collect(),
+        );
+        let stop = stop.clone();
         tokio::spawn(async move {
             let s = move || stop.load(Ordering::Relaxed);
-            let slots = zeroplay_client::ModelSlots::from_slots(vec![
-                (engine::GameKind::BattleNumber, models),
-                (engine::GameKind::Banqi, models_bq),
-                (engine::GameKind::TriGolden, models_tg),
-            ]);
             let backoff = zeroplay_client::Backoff { initial_ms: 200, max_ms: 10_000 };
             zeroplay_client::follow_models(client, slots, backoff, &s).await
         });
@@ -550,15 +467,14 @@ pub async fn run_with_ready(
     Ok(())
 }
 
-/// Weight of `trigolden-user`'s candidate turns in the root priors of TriGolden's network AI
-/// (`knowledge=0.5`: 90.0% against `trigolden-user` at 500 ms, against 83.5% for the network
-/// alone, docs/benchmarks.md).
-const TRIGOLDEN_KNOWLEDGE: f32 = 0.5;
-
 /// The AI of a game with a network: MCTS for the asked time with the slot's model at the
 /// leaves under `leaf` ([`model::net_leaf`]) and `knowledge` of the game's own candidate
 /// moves in the root priors, or the rollout AI while the slot is empty.
-fn net_ai<G: engine::Features>(slot: Arc<ModelSlot>, leaf: LeafSettings, knowledge: f32) -> AiFactory<G> {
+pub(crate) fn net_ai<G: engine::Features>(
+    slot: Arc<ModelSlot>,
+    leaf: LeafSettings,
+    knowledge: f32,
+) -> AiFactory<G> {
     Arc::new(move |time| {
         let with_net = slot.version() > 0;
         let evaluator = if with_net {
@@ -658,6 +574,7 @@ async fn watch_file<G: engine::Features>(
 #[cfg(test)]
 mod tests {
     use engine::Features;
+    use engine::banqi::Banqi;
 
     use super::*;
 
@@ -665,16 +582,16 @@ mod tests {
     fn banqi_plays_banqi_ab_until_a_model_arrives_unless_told_otherwise() {
         let name = |agent: &str, with_model: bool| {
             let cfg = ServeConfig { banqi_agent: agent.into(), ..ServeConfig::default() };
-            let state = AppState::new(cfg, Arc::new(ModelSlot::new())).unwrap();
+            let state = AppState::new(cfg).unwrap();
             if with_model {
                 let net_cfg = model::NetConfig::named("tiny").unwrap();
                 let net =
                     model::ValueNet::new(&net_cfg, Banqi::FEATURE_LEN, Banqi::POLICY_LEN, &model::cpu());
                 let meta = model::ModelMeta::for_game::<Banqi>(net_cfg, 10.0, model::ModelInfo::default());
                 let bytes = model::to_bytes(&net, &meta).unwrap();
-                state.models_bq.publish(1, model::load::<Banqi>(&bytes, &model::cpu()).unwrap());
+                state.model(GameKind::Banqi).publish(1, model::load::<Banqi>(&bytes, &model::cpu()).unwrap());
             }
-            (state.ai_bq)(Duration::from_millis(250)).name()
+            (state.hosts.ai::<Banqi>())(Duration::from_millis(250)).name()
         };
         assert_eq!(name("auto", false), "banqi-ab:time=250ms");
         assert!(name("auto", true).starts_with("mcts:"), "{}", name("auto", true));

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use engine::game::Game;
 use zeroplay_telemetry::Live;
 use zeroplay_telemetry::prometheus_client::registry::Registry;
 
@@ -26,11 +25,9 @@ pub fn registry(state: Arc<AppState>) -> Registry {
     let think_ms = move || s.ai_micros.load(Ordering::Relaxed) / 1000;
     let connections = state.connections.clone();
     let s = state;
+    // Every game the server hosts, one label each.
     let versions = move || {
-        vec![
-            (engine::battlenumber::BattleNumber::NAME.to_string(), s.models.version() as f64),
-            (engine::banqi::Banqi::NAME.to_string(), s.models_bq.version() as f64),
-        ]
+        s.hosts.models().map(|(kind, slot)| (kind.name().to_string(), slot.version() as f64)).collect()
     };
     r.register_collector(Box::new(
         Live::new()

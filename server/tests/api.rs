@@ -168,7 +168,12 @@ fn a_battle_number_game_against_the_ai_with_undo_redo_and_replay() {
     assert_eq!(sample("zeroplay_serve_games_held"), 2.0);
     assert_eq!(sample("zeroplay_serve_games_created_total"), 2.0);
     assert_eq!(sample("zeroplay_serve_ai_simulations_total"), info["ai"]["simulations"].as_f64().unwrap());
-    assert_eq!(sample("zeroplay_serve_model_version{game=\"battlenumber\"}"), 0.0);
+    // Every hosted game has its model version, TriGolden's too (it was missing once).
+    for game in ["battlenumber", "trigolden", "banqi"] {
+        assert_eq!(sample(&format!("zeroplay_serve_model_version{{game=\"{game}\"}}")), 0.0, "{game}");
+        assert_eq!(info["model_versions"][game], 0, "{info}");
+        assert!(info["agents"][game].is_string(), "{info}");
+    }
     assert_eq!(s.raw("GET", "/healthz", None, "text/plain").0, 200);
     assert_eq!(s.raw("GET", "/readyz", None, "text/plain").0, 200);
     assert_eq!(s.call("DELETE", &format!("/api/games/{id}"), None).0, 204);
@@ -526,7 +531,7 @@ fn a_banqi_model_file_plays_banqi() {
     assert!(err.to_string().contains("bn.safetensors"), "{err}");
 
     let s = Server::start(ServeConfig { banqi_model: Some(path), ..quick() });
-    assert_eq!(s.ok("GET", "/api/info", None)["banqi_model_version"], 1);
+    assert_eq!(s.ok("GET", "/api/info", None)["model_versions"]["banqi"], 1);
     let v = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "first", "seed": 9})));
     assert_eq!(v["model_version"], 1);
     let id = v["id"].as_str().unwrap().to_string();
@@ -722,7 +727,7 @@ fn a_trigolden_model_file_plays_trigolden_and_info_names_every_game() {
     let s = Server::start(ServeConfig { trigolden_model: Some(path), ..quick() });
     let info = s.ok("GET", "/api/info", None);
     assert_eq!(info["games"], json!(["battlenumber", "trigolden", "banqi"]));
-    assert_eq!(info["trigolden_model_version"], 1);
+    assert_eq!(info["model_versions"]["trigolden"], 1);
     assert_eq!(info["model_version"], 0);
     let v = s.ok("POST", "/api/games", Some(json!({"game": "trigolden", "ai_seat": "first", "seed": 3})));
     assert_eq!(v["model_version"], 1);
