@@ -1,12 +1,14 @@
 //! `zeroplay arena`: N side-swapped matches between two agents, in parallel over the cores,
 //! with a progress bar; prints wins/draws/losses, points and the Elo difference.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use clap::Args;
+use engine::GameKind;
 use engine::agent::{AgentSpec, NetLoader};
 use engine::arena::{EloBounds, Tally, play_match_from};
 use engine::game::Game;
@@ -14,12 +16,44 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use tracing::info;
 
-use crate::cli::ArenaArgs;
+use crate::args::game_kind;
 use crate::config::{ArenaConfig, load};
 
 /// One thread per core when `requested` is 0.
 pub fn thread_count(requested: usize) -> usize {
     if requested > 0 { requested } else { std::thread::available_parallelism().map_or(1, |n| n.get()) }
+}
+
+/// `zeroplay arena`.
+#[derive(Debug, Args)]
+pub struct ArenaArgs {
+    /// Configuration file (TOML); see configs/arena.toml. Flags given here override it.
+    #[arg(short, long)]
+    pub config: Option<PathBuf>,
+    /// The game.
+    #[arg(short, long, value_parser = game_kind())]
+    pub game: Option<GameKind>,
+    /// Agent A (spec string).
+    #[arg(short = 'a', long)]
+    pub agent_a: Option<String>,
+    /// Agent B (spec string).
+    #[arg(short = 'b', long)]
+    pub agent_b: Option<String>,
+    /// Number of matches (each is two games with the first player swapped).
+    #[arg(short = 'n', long)]
+    pub matches: Option<u32>,
+    /// Base seed; match i uses a seed derived from it, so results are reproducible.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads (0: one per core).
+    #[arg(short = 'j', long)]
+    pub threads: Option<usize>,
+    /// Start each match from its own random opening of this many clicks (same for both games).
+    #[arg(long)]
+    pub opening_plies: Option<u32>,
+    /// Directory to write the resolved config (config.toml) and results (results.json) to.
+    #[arg(short, long)]
+    pub out: Option<PathBuf>,
 }
 
 /// What an arena run produced (written to `results.json`).

@@ -5,6 +5,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use engine::GameKind;
 
+pub use crate::arena_cmd::ArenaArgs;
+use crate::args::game_kind;
+pub use crate::args::{SeatArg, StorageArgs};
+
 /// zeroplay — self-play, search and training for TriGolden (頂鑫棋), Battle Number (拚數棋)
 /// and Banqi (暗棋).
 ///
@@ -333,50 +337,6 @@ pub struct TrainArgs {
     pub storage: StorageArgs,
 }
 
-/// Object storage flags of `zeroplay coordinator` and `zeroplay train` (the `[storage]`
-/// table of their configs, settable from the environment as Kubernetes and compose do).
-#[derive(Debug, Args, Default)]
-pub struct StorageArgs {
-    /// Mirror games and models to S3-compatible object storage: s3://BUCKET/PREFIX
-    /// (overrides [storage] url). Keys come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY.
-    #[arg(long, env = "ZEROPLAY_STORAGE_URL")]
-    pub storage_url: Option<String>,
-    /// Endpoint of an S3-compatible server, e.g. http://minio:9000 (overrides [storage]
-    /// endpoint; empty: Amazon S3).
-    #[arg(long, env = "ZEROPLAY_STORAGE_ENDPOINT")]
-    pub storage_endpoint: Option<String>,
-    /// Allow a plain-HTTP storage endpoint (trusted networks only).
-    #[arg(long, env = "ZEROPLAY_STORAGE_ALLOW_HTTP")]
-    pub storage_allow_http: bool,
-}
-
-impl StorageArgs {
-    /// Applies the flags to a config's `[storage]` table (creating it for `--storage-url`).
-    ///
-    /// # Errors
-    /// An endpoint or `--storage-allow-http` without a URL to apply it to.
-    pub fn apply(self, storage: &mut Option<zeroplay_storage::StorageConfig>) -> anyhow::Result<()> {
-        if let Some(url) = self.storage_url.filter(|u| !u.is_empty()) {
-            storage.get_or_insert_with(Default::default).url = url;
-        }
-        let given = self.storage_endpoint.as_ref().is_some_and(|e| !e.is_empty()) || self.storage_allow_http;
-        let Some(s) = storage.as_mut() else {
-            anyhow::ensure!(
-                !given,
-                "--storage-endpoint / --storage-allow-http need --storage-url or a [storage] table"
-            );
-            return Ok(());
-        };
-        if let Some(e) = self.storage_endpoint.filter(|e| !e.is_empty()) {
-            s.endpoint = e;
-        }
-        if self.storage_allow_http {
-            s.allow_http = true;
-        }
-        Ok(())
-    }
-}
-
 /// `zeroplay diagnose`.
 #[derive(Debug, Args)]
 pub struct DiagnoseArgs {
@@ -534,14 +494,6 @@ pub struct WorkerArgs {
     pub metrics_listen: Option<String>,
 }
 
-/// Parses a game name on the command line into the engine's [`GameKind`], listing every
-/// game (with its full name) in `--help` and in the error for an unknown one.
-pub(crate) fn game_kind() -> impl clap::builder::TypedValueParser<Value = GameKind> {
-    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new(GameKind::ALL.map(|k| PossibleValue::new(k.name()).help(k.title())))
-        .map(|s| s.parse::<GameKind>().expect("clap accepts only the listed names"))
-}
-
 /// `zeroplay uci`.
 #[derive(Debug, Args)]
 pub struct UciArgs {
@@ -579,38 +531,6 @@ pub enum UciSearch {
 fn unit_interval(s: &str) -> Result<f32, String> {
     let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is not in [0, 1]")) }
-}
-
-/// `zeroplay arena`.
-#[derive(Debug, Args)]
-pub struct ArenaArgs {
-    /// Configuration file (TOML); see configs/arena.toml. Flags given here override it.
-    #[arg(short, long)]
-    pub config: Option<PathBuf>,
-    /// The game.
-    #[arg(short, long, value_parser = game_kind())]
-    pub game: Option<GameKind>,
-    /// Agent A (spec string).
-    #[arg(short = 'a', long)]
-    pub agent_a: Option<String>,
-    /// Agent B (spec string).
-    #[arg(short = 'b', long)]
-    pub agent_b: Option<String>,
-    /// Number of matches (each is two games with the first player swapped).
-    #[arg(short = 'n', long)]
-    pub matches: Option<u32>,
-    /// Base seed; match i uses a seed derived from it, so results are reproducible.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Worker threads (0: one per core).
-    #[arg(short = 'j', long)]
-    pub threads: Option<usize>,
-    /// Start each match from its own random opening of this many clicks (same for both games).
-    #[arg(long)]
-    pub opening_plies: Option<u32>,
-    /// Directory to write the resolved config (config.toml) and results (results.json) to.
-    #[arg(short, long)]
-    pub out: Option<PathBuf>,
 }
 
 /// `zeroplay perft`.
@@ -685,14 +605,4 @@ pub struct PlayArgs {
     /// Draw without ANSI colours.
     #[arg(long)]
     pub no_color: bool,
-}
-
-/// A seat, on the command line.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SeatArg {
-    /// Moves first.
-    First,
-    /// Moves second.
-    Second,
 }

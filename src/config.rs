@@ -7,7 +7,7 @@ use std::path::Path;
 use engine::agent::AgentSpec;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::SeatArg;
+use crate::args::SeatArg;
 use engine::GameKind;
 
 /// Errors reading a configuration file.
@@ -190,7 +190,7 @@ mod tests {
         // The object-storage component's Secret, applied as the binaries apply it.
         let env = std::fs::read_to_string(root.join("../../components/s3/s3.env")).unwrap();
         let get = |k: &str| env.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).map(str::to_string);
-        let args = crate::cli::StorageArgs {
+        let args = crate::args::StorageArgs {
             storage_url: get("ZEROPLAY_STORAGE_URL"),
             storage_endpoint: get("ZEROPLAY_STORAGE_ENDPOINT"),
             storage_allow_http: get("ZEROPLAY_STORAGE_ALLOW_HTTP").as_deref() == Some("true"),
@@ -205,7 +205,7 @@ mod tests {
 
     #[test]
     fn storage_flags_need_a_url() {
-        use crate::cli::StorageArgs;
+        use crate::args::StorageArgs;
         let mut none = None;
         let e = StorageArgs { storage_endpoint: Some("http://x:9000".into()), ..Default::default() }
             .apply(&mut none)

@@ -5,6 +5,7 @@
 //! parses, configures, runs things in parallel and prints.
 
 pub mod arena_cmd;
+pub mod args;
 pub mod bench_checks;
 pub mod bench_cmd;
 pub mod bench_depth;
