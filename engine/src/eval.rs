@@ -56,6 +56,13 @@ pub trait Evaluator<G: Game>: Send + Sync {
         1
     }
 
+    /// The score scale of the margins in this evaluator's values (`tanh(d / (2·scale))`,
+    /// [`outcome_value`]). Self-play values finished games on it too, so that a leaf that
+    /// predicts a margin and a finished game with that margin agree. Wrappers forward it.
+    fn score_scale(&self) -> f32 {
+        SCORE_SCALE
+    }
+
     /// A short name for logs (`uniform`, `rollout`).
     fn name(&self) -> String;
 }
@@ -134,6 +141,10 @@ impl<G: Game> Evaluator<G> for Rollout {
         }
     }
 
+    fn score_scale(&self) -> f32 {
+        self.score_scale
+    }
+
     fn name(&self) -> String {
         "rollout".into()
     }
@@ -195,6 +206,10 @@ impl<G: Game> Evaluator<G> for Mixed<G> {
 
     fn preferred_batch(&self) -> usize {
         self.inner.preferred_batch()
+    }
+
+    fn score_scale(&self) -> f32 {
+        self.rollout.score_scale
     }
 
     fn name(&self) -> String {

@@ -219,6 +219,13 @@ impl SelfPlaySettings {
         2 * self.full_sims.max(self.fast_sims).max(1)
     }
 
+    /// Gumbel's improved policy `π` as a stored target: `floor(π · units)` per action
+    /// ([`SelfPlaySettings::gumbel_units`]).
+    pub fn gumbel_target<A: Copy>(&self, policy: &[(A, f32)]) -> Vec<(A, u32)> {
+        let units = self.gumbel_units() as f32;
+        policy.iter().map(|&(a, p)| (a, (p * units).floor() as u32)).collect()
+    }
+
     fn temperature_at(&self, ply: u32) -> Option<f32> {
         self.temperature.iter().find(|(until, _)| ply < *until).map(|&(_, t)| t)
     }
@@ -291,6 +298,21 @@ pub fn play_game<G: Game, E: Evaluator<G> + ?Sized>(
     play_game_until(start, settings, evaluator, seed, &|| false).expect("never stopped")
 }
 
+/// The tree search of self-play and of its checks: the settings' PUCT constant, the
+/// evaluator's batch, and finished games valued on the evaluator's score scale (they were once
+/// valued at the default 3 whatever scale the leaves used).
+fn search_config<G: Game, E: Evaluator<G> + ?Sized>(
+    settings: &SelfPlaySettings,
+    evaluator: &E,
+) -> MctsConfig {
+    MctsConfig {
+        c_puct: settings.c_puct,
+        batch_size: evaluator.preferred_batch(),
+        score_scale: evaluator.score_scale(),
+        ..MctsConfig::default()
+    }
+}
+
 /// What one fresh search of a position found, for a check of a stored move (issue 42).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckSearch<A> {
@@ -317,18 +339,12 @@ pub fn search_check<G: Game, E: Evaluator<G> + ?Sized>(
 ) -> CheckSearch<G::Action> {
     assert!(state.outcome().is_none(), "a check of a finished game");
     let mut rng = crate::rng_from_seed(seed);
-    let config = MctsConfig {
-        c_puct: settings.c_puct,
-        batch_size: evaluator.preferred_batch(),
-        ..MctsConfig::default()
-    };
-    let mut tree = Mcts::new(state.clone(), config);
+    let mut tree = Mcts::new(state.clone(), search_config(settings, evaluator));
     let _ = evaluator.begin_move();
     let sims = u64::from(sims.max(1));
     let visits = if settings.root == RootSearch::Gumbel {
         let r = tree.gumbel_search(evaluator, sims, &settings.gumbel(), true, &mut rng);
-        let units = settings.gumbel_units() as f32;
-        r.policy.iter().map(|&(a, p)| (a, (p * units).floor() as u32)).collect()
+        settings.gumbel_target(&r.policy)
     } else {
         tree.set_forced_playouts(settings.forced_playouts);
         tree.search(evaluator, Budget::sims(sims), &mut rng, &mut |_| {});
@@ -382,12 +398,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
     let mut rng = crate::rng_from_seed(seed);
     // The hidden deal (Banqi) comes from the game's seed, apart from the search's randomness.
     let deal = crate::derive_seed(seed, crate::arena::DEAL_STREAM);
-    let config = MctsConfig {
-        c_puct: settings.c_puct,
-        batch_size: evaluator.preferred_batch(),
-        ..MctsConfig::default()
-    };
-    let mut tree = Mcts::new(start.clone(), config);
+    let mut tree = Mcts::new(start.clone(), search_config(settings, evaluator));
     let mut state = start.clone();
     let mut moves = Vec::new();
     let mut chances = Vec::new();
@@ -444,9 +455,7 @@ pub fn play_game_until<G: Game, E: Evaluator<G> + ?Sized>(
             // Gumbel: a fresh budget every move (sequential halving schedules it), whatever
             // the reused subtree holds.
             let r = tree.gumbel_search(evaluator, u64::from(target), &settings.gumbel(), true, &mut rng);
-            let units = settings.gumbel_units() as f32;
-            let policy = r.policy.iter().map(|&(a, p)| (a, (p * units).floor() as u32)).collect::<Vec<_>>();
-            gumbel_pick = Some((r.action, policy));
+            gumbel_pick = Some((r.action, settings.gumbel_target(&r.policy)));
         } else {
             if tree.root_visits() == 0 {
                 tree.search(evaluator, Budget::sims(1), &mut rng, &mut |_| {});
@@ -687,6 +696,47 @@ mod tests {
         if a.resigned.is_none() {
             assert_eq!(state.outcome(), Some(a.outcome));
         }
+    }
+
+    #[test]
+    fn finished_games_are_valued_on_the_leaf_evaluators_score_scale() {
+        // A position whose every legal click ends the game on points, all with margins of one
+        // sign and at least 2: valued at the default scale 3 its root value would be at least
+        // tanh(2/6) = 0.32 in size (less the root's own playout value); on the evaluator's scale
+        // of 1000 it is tanh(d/2000).
+        let mut found = None;
+        'seeds: for seed in 0..400 {
+            let mut rng = crate::rng_from_seed(seed);
+            let mut s = BattleNumber::new_game(&Options::default());
+            let mut legal = Vec::new();
+            while s.outcome().is_none() {
+                s.legal_actions(&mut legal);
+                let ends: Vec<i32> = legal
+                    .iter()
+                    .filter_map(|&a| {
+                        let mut t = s.clone();
+                        t.play_unchecked(a);
+                        t.outcome().filter(|o| o.decisive.is_none()).map(|o| o.difference(Seat::First))
+                    })
+                    .collect();
+                if ends.len() == legal.len()
+                    && (ends.iter().all(|&d| d >= 2) || ends.iter().all(|&d| d <= -2))
+                {
+                    found = Some((s.clone(), ends));
+                    break 'seeds;
+                }
+                let a = legal[rng.random_range(0..legal.len())];
+                s.play_unchecked(a);
+            }
+        }
+        let (state, ends) = found.expect("some random game passes such a position");
+        let far = ends.iter().map(|d| d.abs()).max().unwrap() as f32;
+        let wide = Rollout { score_scale: 1000.0, playouts: 1 };
+        let v = search_check(&state, &fast(), &wide, 32, 1).root_value;
+        assert!(v.abs() <= (far / 2000.0).tanh() + 1e-3, "root value {v}: finished games valued at scale 3");
+        // The default scale still values them at 3.
+        let v3 = search_check(&state, &fast(), &Rollout::default(), 32, 1).root_value;
+        assert!(v3.abs() > 0.25, "{v3}");
     }
 
     #[test]

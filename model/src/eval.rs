@@ -352,6 +352,10 @@ impl<G: Features> Evaluator<G> for NetEvaluator<G> {
         if self.pinned.lock().expect("not poisoned").is_some() { self.search_batch } else { 1 }
     }
 
+    fn score_scale(&self) -> f32 {
+        self.utility.score_scale
+    }
+
     fn begin_move(&self) -> u64 {
         let current = self.slot.current();
         let v = current.as_ref().map_or(0, |m| m.version);
