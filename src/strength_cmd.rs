@@ -33,7 +33,7 @@ fn protocol(game: GameKind) -> Protocol {
             opening_plies: 0,
             mixed: "lambda=0,knowledge=0.5",
         },
-        _ => Protocol {
+        GameKind::BattleNumber | GameKind::Banqi => Protocol {
             ms: 100,
             opponent: "mcts:time={ms}ms,eval=rollout",
             opening_plies: 6,

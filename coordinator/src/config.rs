@@ -253,9 +253,13 @@ impl GameConfig {
     /// full search, 50 for a fast one).
     pub fn default_for(kind: GameKind) -> GameConfig {
         let mut g = GameConfig::default();
-        if kind == GameKind::TriGolden {
-            g.settings.full_sims = 200;
-            g.settings.fast_sims = 50;
+        // Every game named: a new game is a compile error here until its searches are chosen.
+        match kind {
+            GameKind::BattleNumber | GameKind::Banqi => {}
+            GameKind::TriGolden => {
+                g.settings.full_sims = 200;
+                g.settings.fast_sims = 50;
+            }
         }
         g
     }

@@ -106,35 +106,39 @@ impl PipelineConfig {
     /// with the network alone).
     pub fn default_for(game: engine::GameKind) -> PipelineConfig {
         let mut c = PipelineConfig { game, ..PipelineConfig::default() };
-        if game == engine::GameKind::Banqi {
-            // Banqi keeps the reuse it was measured with: 6 samples a position (with its four
-            // mirrors) is measured for Battle Number only.
-            c.samples_per_position = 2.0;
-            c.steps_per_round = 1000;
-        }
-        if game == engine::GameKind::TriGolden {
-            c.window_positions = 200_000;
-            c.window_min_positions = 50_000;
-            c.min_new_positions = 3_000;
-            // 25 samples per position: the ~300 steps per 3,000 positions that run tg3 was
-            // measured with (docs/benchmarks.md); TriGolden positions are scarce.
-            c.samples_per_position = 25.0;
-            // And the loss weights tg3 was measured with.
-            c.train.q_mix = 0.5;
-            c.train.margin_weight = 1.0;
-            c.steps_per_round = 300;
-            c.gate.sims = 32;
-            // TriGolden keeps the fixed threshold over 40 matches that tg3 was measured with:
-            // its matches cost seconds each, and the default SPRT would play up to 100 a round
-            // (its effect there is not measured).
-            c.gate.rule = engine::gating::GateRule::Threshold;
-            c.gate.matches = 40;
-            // A TriGolden playout costs milliseconds: gating with one per leaf would take
-            // longer than the round it gates.
-            c.gate.leaf.lambda = 0.0;
-            // Rating games cost what gating games cost: a few, against the reference only.
-            c.rating.matches = 4;
-            c.rating.anchors = Vec::new();
+        // Every game named: a new game is a compile error here until its defaults are chosen.
+        match game {
+            engine::GameKind::BattleNumber => {}
+            engine::GameKind::Banqi => {
+                // Banqi keeps the reuse it was measured with: 6 samples a position (with its four
+                // mirrors) is measured for Battle Number only.
+                c.samples_per_position = 2.0;
+                c.steps_per_round = 1000;
+            }
+            engine::GameKind::TriGolden => {
+                c.window_positions = 200_000;
+                c.window_min_positions = 50_000;
+                c.min_new_positions = 3_000;
+                // 25 samples per position: the ~300 steps per 3,000 positions that run tg3 was
+                // measured with (docs/benchmarks.md); TriGolden positions are scarce.
+                c.samples_per_position = 25.0;
+                // And the loss weights tg3 was measured with.
+                c.train.q_mix = 0.5;
+                c.train.margin_weight = 1.0;
+                c.steps_per_round = 300;
+                c.gate.sims = 32;
+                // TriGolden keeps the fixed threshold over 40 matches that tg3 was measured with:
+                // its matches cost seconds each, and the default SPRT would play up to 100 a round
+                // (its effect there is not measured).
+                c.gate.rule = engine::gating::GateRule::Threshold;
+                c.gate.matches = 40;
+                // A TriGolden playout costs milliseconds: gating with one per leaf would take
+                // longer than the round it gates.
+                c.gate.leaf.lambda = 0.0;
+                // Rating games cost what gating games cost: a few, against the reference only.
+                c.rating.matches = 4;
+                c.rating.anchors = Vec::new();
+            }
         }
         c
     }
