@@ -39,7 +39,7 @@ pub struct ChecksBenchArgs {
     pub model: Option<std::path::PathBuf>,
     /// Instead of a model file, a fresh (untrained) network of this size (`tiny`, `small`,
     /// ...): what checks see before training has shaped the priors. Its weights are drawn
-    /// afresh each run (burn's initialiser is not seeded here), so its figures vary.
+    /// from `--seed`, so a run repeats.
     #[arg(long)]
     pub fresh_net: Option<String>,
     /// Simulations of a full search (default: the coordinator's default for the game).
@@ -69,7 +69,10 @@ fn run_as<G: Features>(args: &ChecksBenchArgs, kind: GameKind) -> Result<()> {
         (Some(p), _) => Some(std::fs::read(p).with_context(|| p.display().to_string())?),
         (None, Some(size)) => {
             let cfg = model::NetConfig::named(size).with_context(|| format!("no network size {size}"))?;
-            let net = model::ValueNet::new(&cfg, G::FEATURE_LEN, G::POLICY_LEN, &model::cpu());
+            let device = model::cpu();
+            // Seeded as the trainer seeds its first network, so the figures repeat.
+            burn::tensor::Device::seed(&device, args.seed);
+            let net = model::ValueNet::new(&cfg, G::FEATURE_LEN, G::POLICY_LEN, &device);
             let meta = model::ModelMeta::for_game::<G>(cfg, 10.0, model::ModelInfo::default());
             Some(model::to_bytes(&net, &meta)?)
         }

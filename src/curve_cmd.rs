@@ -128,7 +128,7 @@ pub fn run(args: CurveArgs) -> Result<()> {
         let m = crate::strength_cmd::measure(
             args.game,
             &PathBuf::from(model),
-            "lambda=0",
+            crate::strength_cmd::NETWORK_ALONE,
             (args.time_ms, args.opponent_time_ms),
             args.matches,
             args.match_seed,
@@ -192,11 +192,6 @@ pub fn read_curve(path: &Path) -> Result<Vec<Point>> {
     Ok(c.points)
 }
 
-fn elo_text(x: Option<f64>, inf: &str) -> String {
-    // The typographic minus, as the docs' tables write it.
-    x.map_or_else(|| inf.to_string(), |v| format!("{v:+.0}").replace('-', "−"))
-}
-
 /// The Markdown table of the curve, one row per point.
 pub fn table(points: &[Point]) -> String {
     let mut t = String::from(
@@ -205,7 +200,7 @@ pub fn table(points: &[Point]) -> String {
     for p in points {
         let _ = writeln!(
             t,
-            "| {} | {} | {} | {} | {} | **{:.1}%** ({} W, {} D, {} L) | {} [{}, {}] |",
+            "| {} | {} | {} | {} | {} | **{:.1}%** ({} W, {} D, {} L) | {} |",
             p.snapshot.minutes,
             p.snapshot.games,
             p.snapshot.positions,
@@ -215,9 +210,7 @@ pub fn table(points: &[Point]) -> String {
             p.wins,
             p.draws,
             p.losses,
-            elo_text(p.elo, if p.points > 0.5 { "+∞" } else { "−∞" }),
-            elo_text(p.elo_lo, "−∞"),
-            elo_text(p.elo_hi, "+∞"),
+            crate::strength_cmd::elo_interval_text(p.elo, p.elo_lo, p.elo_hi, p.points > 0.5),
         );
     }
     t

@@ -424,7 +424,15 @@ fn play_time(
     let rt = runtime()?;
     let measured = rt.block_on(async move {
         let arena = tokio::task::spawn_blocking(move || {
-            crate::strength_cmd::measure(game, &model, "lambda=0", (ms, ms), matches, seed, threads)
+            crate::strength_cmd::measure(
+                game,
+                &model,
+                crate::strength_cmd::NETWORK_ALONE,
+                (ms, ms),
+                matches,
+                seed,
+                threads,
+            )
         });
         tokio::select! {
             m = arena => Some(m),

@@ -54,7 +54,11 @@ pub struct Measured {
     pub opening_plies: u32,
 }
 
-/// Plays `model` with the leaf keys `leaf` (`lambda=0` for the network alone) against the
+/// The leaf keys of "the network alone": no playout mixed into the leaf value and no knowledge
+/// priors. Every figure the project calls the network alone is measured with these keys.
+pub const NETWORK_ALONE: &str = "lambda=0";
+
+/// Plays `model` with the leaf keys `leaf` ([`NETWORK_ALONE`] for the network alone) against the
 /// game's reference opponent at the documented protocol (`ms`/`opp_ms` override the time).
 ///
 /// # Errors
@@ -92,13 +96,17 @@ pub fn measure(
 
 /// An Elo figure with its 95% interval, an unbounded end written ±∞ (`+123 [+55, +202]`).
 pub fn elo_with_interval(r: &crate::arena_cmd::ArenaReport) -> String {
-    let elo = |x: Option<f64>, inf: &str| x.map_or_else(|| inf.to_string(), |v| format!("{v:+.0}"));
-    format!(
-        "{} [{}, {}]",
-        elo(r.elo, if r.points_a > 0.0 { "+∞" } else { "−∞" }),
-        elo(r.elo_lo, "−∞"),
-        elo(r.elo_hi, "+∞")
-    )
+    elo_interval_text(r.elo, r.elo_lo, r.elo_hi, r.points_a > 0.0)
+}
+
+/// `elo [lo, hi]` with signs (`+∞`/`−∞` where a bound is infinite; the point estimate is
+/// `+∞` when `ahead`, as when every game was won), as the docs' tables write it.
+pub fn elo_interval_text(elo: Option<f64>, lo: Option<f64>, hi: Option<f64>, ahead: bool) -> String {
+    // The typographic minus, as the docs' tables write it.
+    let text = |x: Option<f64>, inf: &str| {
+        x.map_or_else(|| inf.to_string(), |v| format!("{v:+.0}").replace('-', "−"))
+    };
+    format!("{} [{}, {}]", text(elo, if ahead { "+∞" } else { "−∞" }), text(lo, "−∞"), text(hi, "+∞"))
 }
 
 /// One line for a measured row, saying what played what at which time, the points and the
@@ -132,7 +140,7 @@ pub fn run(args: StrengthArgs) -> Result<()> {
     let mut commands = String::new();
     for agent in &args.agents {
         let leaf = match agent.as_str() {
-            "net" => "lambda=0",
+            "net" => NETWORK_ALONE,
             "mixed" => p.mixed,
             other => anyhow::bail!("agent {other:?}: net (the network alone) or mixed (the served leaf)"),
         };

@@ -365,24 +365,35 @@ const LIBS: &[(&str, &str)] = &[
     ("zeroplay_net", "net/src"),
 ];
 
-/// Whether `name` is a module, or an item defined or re-exported (`pub use`), in `src`.
-fn defines(src: &Path, name: &str) -> bool {
+/// A crate's source files with their code, read once for every name looked up in them.
+fn crate_code(src: &Path) -> Vec<(PathBuf, String)> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
+    files
+        .into_iter()
+        .map(|f| {
+            let text = code(&f);
+            (f, text)
+        })
+        .collect()
+}
+
+/// Whether `name` is a module, or an item defined or re-exported (`pub use`), in the crate
+/// whose files are `files` (from [`crate_code`]).
+fn defines(files: &[(PathBuf, String)], name: &str) -> bool {
     let word = |text: &str, at: usize| {
         !text[at + name.len()..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
     };
-    files.iter().any(|f| {
+    files.iter().any(|(f, text)| {
         if f.file_stem().is_some_and(|s| s == name) || f.parent().is_some_and(|d| d.ends_with(name)) {
             return true;
         }
-        let text = code(f);
         let defined =
             ["fn ", "struct ", "enum ", "trait ", "type ", "const ", "static ", "mod ", "macro_rules! "]
                 .iter()
                 .any(|kw| {
                     text.match_indices(&format!("{kw}{name}"))
-                        .any(|(i, m)| word(&text, i + m.len() - name.len()))
+                        .any(|(i, m)| word(text, i + m.len() - name.len()))
                 });
         let reexported = text.lines().any(|l| {
             let l = l.trim_start();
@@ -396,6 +407,8 @@ fn defines(src: &Path, name: &str) -> bool {
 fn every_code_path_architecture_md_names_exists() {
     let doc = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
     let mut missing = Vec::new();
+    let mut crates: std::collections::HashMap<&str, Vec<(PathBuf, String)>> =
+        std::collections::HashMap::new();
     for span in doc.split('`').skip(1).step_by(2) {
         let Some((krate, rest)) = span.split_once("::") else { continue };
         let Some((_, src)) = LIBS.iter().find(|(lib, _)| *lib == krate) else { continue };
@@ -405,13 +418,17 @@ fn every_code_path_architecture_md_names_exists() {
             if seg.is_empty() || !seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                 continue;
             }
-            if !defines(&root().join(src), seg) {
+            let files = crates.entry(*src).or_insert_with(|| crate_code(&root().join(src)));
+            if !defines(files, seg) {
                 missing.push(format!("`{span}`: no `{seg}` in {src}"));
             }
         }
     }
     assert!(missing.is_empty(), "ARCHITECTURE.md names code that is not there:\n{}", missing.join("\n"));
     // The check itself: a name that is not there is found.
-    assert!(!defines(&root().join("worker/src"), "ModelSlots"), "the worker only uses the client's");
-    assert!(defines(&root().join("client/src"), "ModelSlots"));
+    assert!(
+        !defines(&crate_code(&root().join("worker/src")), "ModelSlots"),
+        "the worker only uses the client's"
+    );
+    assert!(defines(&crate_code(&root().join("client/src")), "ModelSlots"));
 }

@@ -129,144 +129,42 @@ pub async fn run_with_metrics(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), RunError> {
     cfg.validate()?;
-    // Built-in tokens are in this source for anyone to read: a coordinator others can reach
-    // must have its own.
-    let defaults = cfg.auth.defaults_in_use();
-    if !defaults.is_empty() {
-        let addr = listener.local_addr().map_err(|e| config::ConfigError(format!("listener: {e}")))?;
-        if !addr.ip().is_loopback() {
-            return Err(config::ConfigError(format!(
-                "auth.{} still the built-in default while the coordinator listens on {addr}, beyond this \
-                 machine: set every token ([auth] in the config, or ZEROPLAY_WORKER_TOKEN, \
-                 ZEROPLAY_TRAINER_TOKEN, ZEROPLAY_ADMIN_TOKEN)",
-                defaults.join(", auth.") + if defaults.len() > 1 { " are" } else { " is" }
-            ))
-            .into());
-        }
-        warn!(
-            tokens = defaults.join(", "),
-            "built-in default tokens in use: anyone who reads the source can act in those roles; \
-             allowed only because the coordinator listens on loopback"
-        );
-    }
-    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
-        config::ConfigError(format!("data_dir {}: cannot create it: {e}", cfg.data_dir.display()))
-    })?;
-    // The database's lock first: a second coordinator on this directory is refused before it
-    // writes anything (the running one's resolved config included).
-    let store = Arc::new(Store::open(&cfg.data_dir)?);
-    // The tokens are secrets (in Kubernetes they come from a Secret): not written to disk.
-    let mut shown = cfg.clone();
-    for t in [&mut shown.auth.worker_token, &mut shown.auth.trainer_token, &mut shown.auth.admin_token] {
-        *t = "(redacted)".into();
-    }
-    let resolved = toml::to_string(&shown).map_err(|e| config::ConfigError(e.to_string()))?;
-    std::fs::write(
-        cfg.data_dir.join("coordinator.resolved.toml"),
-        format!("# The coordinator's resolved configuration (tokens redacted).\n{resolved}"),
-    )
-    .map_err(store::StoreError::Io)?;
-    // The files are the data set and the database their index: recovery adopts files the
-    // index does not list and quarantines damaged ones; it never deletes a game.
-    let recovered = recover::recover(&store, false)?;
-    let counters = store.counters()?;
-    let stats = Arc::new(Stats::default());
-    stats.games_stored.store(counters.games_stored, Ordering::Relaxed);
-    stats.positions_stored.store(counters.positions_stored, Ordering::Relaxed);
-    stats.positions_in_parquet.store(counters.positions_in_parquet, Ordering::Relaxed);
-    stats.parquet_files.store(store.files()?.len() as u64, Ordering::Relaxed);
-    stats.quarantined_files.store(recovered.quarantined.len() as u64, Ordering::Relaxed);
-    stats.adopted_files.store(recovered.adopted.len() as u64, Ordering::Relaxed);
-    let staged = store.staged_count()?;
-    let leases = Leases::new(
-        Duration::from_millis(cfg.leases.ttl_ms),
-        store.leases()?,
-        store.meta("next_lease_id")?,
-        store.meta("leases_drawn")?,
-        cfg.leases.max_leases,
-    )
-    .with_max_per_worker(cfg.leases.max_per_worker as usize);
-    let seen = Mutex::new(store.game_ids()?);
-    let digests = trust::Digests::from_set(store.digests()?);
-    info!(
-        dir = %cfg.data_dir.display(),
-        games = counters.games_stored,
-        staged,
-        files = stats.parquet_files.load(Ordering::Relaxed),
-        adopted = recovered.adopted.len(),
-        quarantined = recovered.quarantined.len(),
-        rebuilt = recovered.rebuilt,
-        move_digests = digests.len(),
-        "coordinator state recovered"
-    );
-
-    // Gating runs cut short by a restart start again from their first match.
-    let mut gating = gating::Gating::new(
-        Duration::from_millis(cfg.leases.ttl_ms),
-        cfg.options.clone(),
-        cfg.leases.max_gate_share,
-        cfg.limits.max_moves,
-    );
-    for m in store.models()? {
-        if let (store::ModelState::Gating, Some(s)) = (m.state, m.gate_settings.clone()) {
-            let kind = m.game_kind;
-            info!(version = m.version, "gating of this candidate restarts");
-            gating.start(m.version, m.opponent, kind, s);
-        }
-    }
+    refuse_default_tokens_beyond_loopback(&cfg, &listener)?;
+    let store = open_store(&cfg)?;
+    let state = recover_state(&cfg, &store)?;
 
     let (tx, rx) = mpsc::channel(8192);
-    let writer = spawn_writer(store.clone(), stats.clone(), rx);
+    let writer = spawn_writer(store.clone(), state.stats.clone(), rx);
     let stop = Arc::new(AtomicBool::new(false));
     let policy = CompactPolicy {
         rotate_positions: cfg.parquet.rotate_positions,
         rotate_after: Duration::from_secs(cfg.parquet.rotate_seconds),
     };
-    let compactor = spawn_compactor(store.clone(), stats.clone(), policy, stop.clone());
-    // Object storage: a thread mirrors finished Parquet files and published models to the
-    // bucket; local disk stays the working copy, so the bucket being away costs nothing but
-    // a later upload.
-    let syncer = match &cfg.storage {
-        Some(s) => {
-            let remote =
-                zeroplay_storage::Remote::open(s, zeroplay_storage::Credentials::from_env().as_ref())
-                    .map_err(|e| config::ConfigError(e.to_string()))?;
-            info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models to object storage");
-            let jobs = vec![
-                zeroplay_storage::Job::push(
-                    store.games_dir(),
-                    "games",
-                    &[".parquet", checks::SET_ASIDE_SUFFIX],
-                ),
-                zeroplay_storage::Job::push(cfg.data_dir.join("models"), "models", &[]),
-            ];
-            Some(zeroplay_storage::Syncer::spawn(remote, jobs, Duration::from_millis(s.sync_ms)))
-        }
-        None => None,
-    };
+    let compactor = spawn_compactor(store.clone(), state.stats.clone(), policy, stop.clone());
+    let syncer = start_mirror(&cfg, &store)?;
     let storage_stats = syncer.as_ref().map(zeroplay_storage::Syncer::stats);
 
     let shared = Arc::new(Shared {
         sources: Mutex::new(Sources::new(&cfg)?),
-        leases: Mutex::new(leases),
+        leases: Mutex::new(state.leases),
         store: store.clone(),
-        stats,
+        stats: state.stats,
         ingest: tx,
-        seen,
+        seen: Mutex::new(state.seen),
         workers: Mutex::new(workers::Registrations::new(
             cfg.workers.clone(),
             Duration::from_millis(cfg.leases.heartbeat_interval_ms),
         )),
         started: Instant::now(),
         models: Mutex::new(Some(broadcast::channel(16).0)),
-        gating: Mutex::new(gating),
+        gating: Mutex::new(state.gating),
         checks: Mutex::new(checks::Checks::new(cfg.checks.clone(), cfg.seed)),
         model_lock: tokio::sync::Mutex::new(()),
         observed: service::Observed::default(),
         model_ceiling: std::sync::atomic::AtomicU64::new(
             store.models().map_err(RunError::from)?.last().map_or(0, |m| m.version),
         ),
-        digests: Mutex::new(digests),
+        digests: Mutex::new(state.digests),
         uploads: tokio::sync::Semaphore::new(cfg.limits.max_concurrent_uploads),
         cfg: cfg.clone(),
     });
@@ -287,32 +185,198 @@ pub async fn run_with_metrics(
         ));
         zeroplay_telemetry::spawn(l, registry, health.clone())
     });
-    let sweeper = {
-        let shared = shared.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_millis(250));
-            loop {
-                tick.tick().await;
-                let n = shared.leases.lock().expect("not poisoned").sweep(Instant::now())
-                    + shared.gating.lock().expect("not poisoned").sweep(Instant::now())
-                    + shared.checks.lock().expect("not poisoned").sweep(Instant::now());
-                let forgotten = shared.workers.lock().expect("not poisoned").forget_silent(Instant::now());
-                if forgotten > 0 {
-                    info!(forgotten, "silent worker registrations forgotten");
-                }
-                if n > 0 {
-                    info!(expired = n, "leases expired; their positions will be handed out again");
-                }
-            }
-        })
-    };
+    let sweeper = spawn_sweeper(shared.clone());
 
+    let served = serve(&cfg, &shared, guarded, &health, shutdown).await;
+
+    info!("coordinator stopping: writing staged games to Parquet");
+    sweeper.abort();
+    drop(shared);
+    stop.store(true, Ordering::Relaxed);
+    tokio::task::spawn_blocking(move || {
+        let _ = writer.join();
+        let _ = compactor.join();
+        // After the last Parquet file: its upload is the mirror's final pass.
+        if let Some(s) = syncer {
+            s.stop();
+        }
+    })
+    .await
+    .ok();
+    if let Some(m) = metrics_server {
+        m.stop().await;
+    }
+    served?;
+    info!("coordinator stopped");
+    Ok(())
+}
+
+/// Built-in tokens are in this source for anyone to read: a coordinator others can reach must
+/// have its own. On loopback they are allowed, with a warning.
+fn refuse_default_tokens_beyond_loopback(
+    cfg: &CoordinatorConfig,
+    listener: &TcpListener,
+) -> Result<(), RunError> {
+    let defaults = cfg.auth.defaults_in_use();
+    if defaults.is_empty() {
+        return Ok(());
+    }
+    let addr = listener.local_addr().map_err(|e| config::ConfigError(format!("listener: {e}")))?;
+    if !addr.ip().is_loopback() {
+        return Err(config::ConfigError(format!(
+            "auth.{} still the built-in default while the coordinator listens on {addr}, beyond this \
+             machine: set every token ([auth] in the config, or ZEROPLAY_WORKER_TOKEN, \
+             ZEROPLAY_TRAINER_TOKEN, ZEROPLAY_ADMIN_TOKEN)",
+            defaults.join(", auth.") + if defaults.len() > 1 { " are" } else { " is" }
+        ))
+        .into());
+    }
+    warn!(
+        tokens = defaults.join(", "),
+        "built-in default tokens in use: anyone who reads the source can act in those roles; \
+         allowed only because the coordinator listens on loopback"
+    );
+    Ok(())
+}
+
+/// Opens the data directory's database and saves the resolved configuration (tokens redacted)
+/// beside it.
+fn open_store(cfg: &CoordinatorConfig) -> Result<Arc<Store>, RunError> {
+    std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
+        config::ConfigError(format!("data_dir {}: cannot create it: {e}", cfg.data_dir.display()))
+    })?;
+    // The database's lock first: a second coordinator on this directory is refused before it
+    // writes anything (the running one's resolved config included).
+    let store = Arc::new(Store::open(&cfg.data_dir)?);
+    // The tokens are secrets (in Kubernetes they come from a Secret): not written to disk.
+    let mut shown = cfg.clone();
+    for t in [&mut shown.auth.worker_token, &mut shown.auth.trainer_token, &mut shown.auth.admin_token] {
+        *t = "(redacted)".into();
+    }
+    let resolved = toml::to_string(&shown).map_err(|e| config::ConfigError(e.to_string()))?;
+    std::fs::write(
+        cfg.data_dir.join("coordinator.resolved.toml"),
+        format!("# The coordinator's resolved configuration (tokens redacted).\n{resolved}"),
+    )
+    .map_err(store::StoreError::Io)?;
+    Ok(store)
+}
+
+/// What the coordinator resumes with after a start or a restart.
+struct Recovered {
+    stats: Arc<Stats>,
+    leases: Leases,
+    /// Every stored game's id (a game submitted twice is stored once).
+    seen: std::collections::HashSet<String>,
+    digests: trust::Digests,
+    gating: gating::Gating,
+}
+
+/// Recovers the state from the store: the files are the data set and the database their index,
+/// so recovery adopts files the index does not list and quarantines damaged ones (it never
+/// deletes a game); leases, counters, digests and interrupted gating runs come back.
+fn recover_state(cfg: &CoordinatorConfig, store: &Store) -> Result<Recovered, RunError> {
+    let recovered = recover::recover(store, false)?;
+    let counters = store.counters()?;
+    let stats = Arc::new(Stats::default());
+    stats.games_stored.store(counters.games_stored, Ordering::Relaxed);
+    stats.positions_stored.store(counters.positions_stored, Ordering::Relaxed);
+    stats.positions_in_parquet.store(counters.positions_in_parquet, Ordering::Relaxed);
+    stats.parquet_files.store(store.files()?.len() as u64, Ordering::Relaxed);
+    stats.quarantined_files.store(recovered.quarantined.len() as u64, Ordering::Relaxed);
+    stats.adopted_files.store(recovered.adopted.len() as u64, Ordering::Relaxed);
+    let staged = store.staged_count()?;
+    let leases = Leases::new(
+        Duration::from_millis(cfg.leases.ttl_ms),
+        store.leases()?,
+        store.meta("next_lease_id")?,
+        store.meta("leases_drawn")?,
+        cfg.leases.max_leases,
+    )
+    .with_max_per_worker(cfg.leases.max_per_worker as usize);
+    let seen = store.game_ids()?;
+    let digests = trust::Digests::from_set(store.digests()?);
+    info!(
+        dir = %cfg.data_dir.display(),
+        games = counters.games_stored,
+        staged,
+        files = stats.parquet_files.load(Ordering::Relaxed),
+        adopted = recovered.adopted.len(),
+        quarantined = recovered.quarantined.len(),
+        rebuilt = recovered.rebuilt,
+        move_digests = digests.len(),
+        "coordinator state recovered"
+    );
+    // Gating runs cut short by a restart start again from their first match.
+    let mut gating = gating::Gating::new(
+        Duration::from_millis(cfg.leases.ttl_ms),
+        cfg.options.clone(),
+        cfg.leases.max_gate_share,
+        cfg.limits.max_moves,
+    );
+    for m in store.models()? {
+        if let (store::ModelState::Gating, Some(s)) = (m.state, m.gate_settings.clone()) {
+            info!(version = m.version, "gating of this candidate restarts");
+            gating.start(m.version, m.opponent, m.game_kind, s);
+        }
+    }
+    Ok(Recovered { stats, leases, seen, digests, gating })
+}
+
+/// Object storage: a thread mirrors finished Parquet files and published models to the
+/// bucket; local disk stays the working copy, so the bucket being away costs nothing but a
+/// later upload.
+fn start_mirror(
+    cfg: &CoordinatorConfig,
+    store: &Store,
+) -> Result<Option<zeroplay_storage::Syncer>, RunError> {
+    let Some(s) = &cfg.storage else { return Ok(None) };
+    let remote = zeroplay_storage::Remote::open(s, zeroplay_storage::Credentials::from_env().as_ref())
+        .map_err(|e| config::ConfigError(e.to_string()))?;
+    info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models to object storage");
+    let jobs = vec![
+        zeroplay_storage::Job::push(store.games_dir(), "games", &[".parquet", checks::SET_ASIDE_SUFFIX]),
+        zeroplay_storage::Job::push(cfg.data_dir.join("models"), "models", &[]),
+    ];
+    Ok(Some(zeroplay_storage::Syncer::spawn(remote, jobs, Duration::from_millis(s.sync_ms))))
+}
+
+/// Four times a second: expired leases, gating leases and checks go back to be handed out
+/// again, and silent workers' registrations are forgotten.
+fn spawn_sweeper(shared: Arc<Shared>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(250));
+        loop {
+            tick.tick().await;
+            let n = shared.leases.lock().expect("not poisoned").sweep(Instant::now())
+                + shared.gating.lock().expect("not poisoned").sweep(Instant::now())
+                + shared.checks.lock().expect("not poisoned").sweep(Instant::now());
+            let forgotten = shared.workers.lock().expect("not poisoned").forget_silent(Instant::now());
+            if forgotten > 0 {
+                info!(forgotten, "silent worker registrations forgotten");
+            }
+            if n > 0 {
+                info!(expired = n, "leases expired; their positions will be handed out again");
+            }
+        }
+    })
+}
+
+/// Serves gRPC on `guarded` until `shutdown` completes and the clients finish their calls (at
+/// most [`SHUTDOWN_GRACE`] more).
+async fn serve(
+    cfg: &CoordinatorConfig,
+    shared: &Arc<Shared>,
+    guarded: zeroplay_net::GuardedListener,
+    health: &zeroplay_telemetry::Health,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), RunError> {
     let server = CoordinatorServer::new(CoordinatorService { shared: shared.clone() })
         .max_decoding_message_size(cfg.limits.max_message_bytes)
         .max_encoding_message_size(cfg.limits.max_message_bytes.max(1 << 20));
     let svc = tonic::service::interceptor::InterceptedService::new(
         server,
-        AuthInterceptor::new(&cfg, Some(guarded.guard().clone())),
+        AuthInterceptor::new(cfg, Some(guarded.guard().clone())),
     );
     let mut builder = Server::builder();
     if let Some(tls) = &cfg.tls {
@@ -356,8 +420,8 @@ pub async fn run_with_metrics(
         .add_service(svc)
         .serve_with_incoming_shutdown(incoming, on_shutdown);
     tokio::pin!(serve);
-    let served = tokio::select! {
-        r = &mut serve => r,
+    tokio::select! {
+        r = &mut serve => Ok(r?),
         _ = async {
             let _ = closing_rx.wait_for(|c| *c).await;
             tokio::time::sleep(SHUTDOWN_GRACE).await;
@@ -365,26 +429,5 @@ pub async fn run_with_metrics(
             warn!(grace = ?SHUTDOWN_GRACE, "clients still connected after the grace period; closing anyway");
             Ok(())
         }
-    };
-
-    info!("coordinator stopping: writing staged games to Parquet");
-    sweeper.abort();
-    drop(shared);
-    stop.store(true, Ordering::Relaxed);
-    tokio::task::spawn_blocking(move || {
-        let _ = writer.join();
-        let _ = compactor.join();
-        // After the last Parquet file: its upload is the mirror's final pass.
-        if let Some(s) = syncer {
-            s.stop();
-        }
-    })
-    .await
-    .ok();
-    if let Some(m) = metrics_server {
-        m.stop().await;
     }
-    served?;
-    info!("coordinator stopped");
-    Ok(())
 }

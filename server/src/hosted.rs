@@ -58,15 +58,18 @@ impl Hosted for TriGolden {
         let net =
             net_ai::<TriGolden>(slot.clone(), LeafSettings { lambda: 0.0, ..cfg.leaf }, TRIGOLDEN_KNOWLEDGE);
         let (auto, spec) = match cfg.trigolden_agent.as_str() {
+            "net" => return net,
             // A person waits for the time they asked: the whole turn counts.
-            "auto" => (true, "trigolden-user:clock=turn".to_string()),
-            other => (false, other.to_string()),
+            "auto" => (true, "trigolden-user:clock=turn"),
+            other => (false, other),
         };
+        // Parsed once here (the config was validated); each move only sets its time.
+        let spec: AgentSpec = spec.parse().expect("validated");
         Arc::new(move |time| {
-            if spec == "net" || (auto && slot.version() > 0) {
+            if auto && slot.version() > 0 {
                 return net(time);
             }
-            let spec = match spec.parse::<AgentSpec>().expect("validated") {
+            let spec = match spec.clone() {
                 AgentSpec::TrigoldenUser(mut s) => {
                     s.time = Some(time);
                     s.sims = None;

@@ -55,6 +55,29 @@ struct State {
 }
 
 impl State {
+    /// A worker's state before registering: no leases, no models, the batcher started.
+    fn new(cfg: &WorkerConfig, observe: impl Fn(usize) + Send + 'static) -> Arc<State> {
+        Arc::new(State {
+            cfg: cfg.clone(),
+            worker_id: RwLock::new(String::new()),
+            active: Mutex::new(HashSet::new()),
+            abandoned: Mutex::new(Vec::new()),
+            stop: AtomicBool::new(false),
+            played: AtomicU64::new(0),
+            moves: AtomicU64::new(0),
+            submitted: AtomicU64::new(0),
+            play_nanos: AtomicU64::new(0),
+            models: ModelSlots::new(&GameKind::ALL),
+            batcher: Batcher::start_observed(
+                cfg.inference_batch.max(1),
+                Duration::from_micros(cfg.inference_wait_us),
+                observe,
+            ),
+            evaluation_models: Mutex::new(HashMap::new()),
+            evaluation_matches: AtomicU64::new(0),
+            value_checks: AtomicU64::new(0),
+        })
+    }
     fn id(&self) -> String {
         self.worker_id.read().expect("not poisoned").clone()
     }
@@ -351,27 +374,7 @@ pub async fn run_with_metrics(
     let mut client = client(&cfg)?;
     let batch_sizes = metrics::batch_histogram();
     let observe = batch_sizes.clone();
-    let state = Arc::new(State {
-        cfg: cfg.clone(),
-        worker_id: RwLock::new(String::new()),
-        active: Mutex::new(HashSet::new()),
-        abandoned: Mutex::new(Vec::new()),
-        stop: AtomicBool::new(false),
-        played: AtomicU64::new(0),
-        moves: AtomicU64::new(0),
-        submitted: AtomicU64::new(0),
-        play_nanos: AtomicU64::new(0),
-        models: ModelSlots::new(&GameKind::ALL),
-        batcher: Batcher::start_observed(
-            cfg.inference_batch.max(1),
-            Duration::from_micros(cfg.inference_wait_us),
-            move |n| observe.observe(n as f64),
-        ),
-        evaluation_models: Mutex::new(HashMap::new()),
-        evaluation_matches: AtomicU64::new(0),
-        value_checks: AtomicU64::new(0),
-    });
-    let rt = tokio::runtime::Handle::current();
+    let state = State::new(&cfg, move |n| observe.observe(n as f64));
     // Metrics and health: alive from here, ready once registered. The server stops at the end
     // (or when its handle is dropped, on any return).
     let health = zeroplay_telemetry::Health::new();
@@ -398,102 +401,7 @@ pub async fn run_with_metrics(
 
     // Slots: one OS thread per concurrent game.
     let (lease_tx, lease_rx) = mpsc::channel::<pb::Lease>(slots);
-    let lease_rx = Arc::new(Mutex::new(lease_rx));
-    let mut threads = Vec::new();
-    for slot in 0..slots {
-        let (state, lease_rx, done_tx) = (state.clone(), lease_rx.clone(), done_tx.clone());
-        let (rt, eval_client) = (rt.clone(), client.clone());
-        threads.push(
-            std::thread::Builder::new()
-                .name(format!("selfplay-{slot}"))
-                .spawn(move || loop {
-                    let lease = lease_rx.lock().expect("not poisoned").blocking_recv();
-                    let Some(lease) = lease else { return };
-                    if state.stop.load(Ordering::Relaxed) {
-                        state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
-                        continue;
-                    }
-                    if let Some(check) = &lease.check {
-                        // A value check of another worker's stored move: one search, reported.
-                        match play::check_value(&state, &rt, &eval_client, &lease, check) {
-                            Ok(v) => rt.block_on(report_check(&mut eval_client.clone(), &state, lease.lease_id, v)),
-                            Err(e) => {
-                                error!(lease = lease.lease_id, error = %e, "cannot search a value check; handing it back");
-                                state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
-                            }
-                        }
-                        state.active.lock().expect("not poisoned").remove(&lease.lease_id);
-                        continue;
-                    }
-                    if let Some(ev) = &lease.evaluation {
-                        // A gating match: played whole (there is no game to spool), then reported.
-                        match play_evaluation(&state, &rt, &eval_client, &lease, ev) {
-                            Ok(played) => {
-                                rt.block_on(report_match(&mut eval_client.clone(), &state, lease.lease_id, played));
-                                state.active.lock().expect("not poisoned").remove(&lease.lease_id);
-                            }
-                            Err(e) => {
-                                error!(lease = lease.lease_id, error = %e, "cannot play evaluation match; handing it back");
-                                state.active.lock().expect("not poisoned").remove(&lease.lease_id);
-                                state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
-                            }
-                        }
-                        continue;
-                    }
-                    let (t, cpu) = (Instant::now(), thread_cpu_ns());
-                    let stop = || state.stop.load(Ordering::Relaxed);
-                    let result = play_lease(&state, &lease, &stop);
-                    let spent = match (cpu, thread_cpu_ns()) {
-                        (Some(a), Some(b)) => b.saturating_sub(a),
-                        _ => t.elapsed().as_nanos() as u64,
-                    };
-                    state.play_nanos.fetch_add(spent, Ordering::Relaxed);
-                    match result {
-                        Ok(Some(game)) => {
-                            state.played.fetch_add(1, Ordering::Relaxed);
-                            state.moves.fetch_add(game.moves.len() as u64, Ordering::Relaxed);
-                            let req = pb::SubmitGameRequest { worker_id: String::new(), lease_id: lease.lease_id, game: Some(game) };
-                            // A full disk holds this slot (back-pressure) until the game is
-                            // on disk; only a shutdown gives it up.
-                            let mut warned = false;
-                            loop {
-                                match spool(&state.cfg.spool_dir, &req) {
-                                    Ok(path) => {
-                                        if warned {
-                                            info!(file = %path.display(), "the finished game is spooled after all");
-                                        }
-                                        let _ = done_tx.send(path);
-                                        break;
-                                    }
-                                    Err(e) if state.stop.load(Ordering::Relaxed) => {
-                                        error!(error = %e, "cannot spool a finished game at shutdown; it is lost");
-                                        break;
-                                    }
-                                    Err(e) => {
-                                        if !warned {
-                                            warn!(error = %e, "cannot spool a finished game; retrying every second");
-                                            warned = true;
-                                        }
-                                        std::thread::sleep(Duration::from_secs(1));
-                                    }
-                                }
-                            }
-                            state.active.lock().expect("not poisoned").remove(&lease.lease_id);
-                        }
-                        Ok(None) => {
-                            state.active.lock().expect("not poisoned").remove(&lease.lease_id);
-                            state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
-                        }
-                        Err(e) => {
-                            error!(lease = lease.lease_id, error = %e, "cannot play lease; handing it back");
-                            state.active.lock().expect("not poisoned").remove(&lease.lease_id);
-                            state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
-                        }
-                    }
-                })
-                .expect("spawn self-play thread"),
-        );
-    }
+    let threads = spawn_slots(slots, &state, lease_rx, &done_tx, &client);
     drop(done_tx);
 
     // Leaser: keeps every slot fed. It is stopped through `stop_leasing`, never aborted, so a
@@ -534,6 +442,18 @@ pub async fn run_with_metrics(
     let _ = joined.await;
     heartbeat.abort();
     model_watcher.abort();
+    release_leases(&state, &mut client).await;
+    let _ = submitter.await;
+    let report = WorkerReport::of(&state)?;
+    if let Some(m) = metrics_server {
+        m.stop().await;
+    }
+    info!(?report, "worker stopped");
+    Ok(report)
+}
+/// Hands back every lease this worker holds and will not finish (at shutdown), so the
+/// coordinator can lease their positions again at once instead of after they expire.
+async fn release_leases(state: &State, client: &mut Client) {
     let mut to_release: Vec<u64> = std::mem::take(&mut *state.abandoned.lock().expect("not poisoned"));
     to_release.extend(state.active.lock().expect("not poisoned").drain());
     if !to_release.is_empty() {
@@ -545,22 +465,179 @@ pub async fn run_with_metrics(
             }
         }
     }
-    let _ = submitter.await;
-    let report = WorkerReport {
-        games_played: state.played.load(Ordering::Relaxed),
-        games_submitted: state.submitted.load(Ordering::Relaxed),
-        games_spooled: spooled(&cfg.spool_dir)?.len() as u64,
-        play_seconds: state.play_nanos.load(Ordering::Relaxed) as f64 / 1e9,
-        cpu_seconds: process_cpu_seconds(),
-        evaluation_matches: state.evaluation_matches.load(Ordering::Relaxed),
-        value_checks: state.value_checks.load(Ordering::Relaxed),
-    };
-    if let Some(m) = metrics_server {
-        m.stop().await;
-    }
-    info!(?report, "worker stopped");
-    Ok(report)
 }
+
+/// One OS thread per slot, each taking leases from the leaser's queue ([`SlotIo::run`]).
+fn spawn_slots(
+    slots: usize,
+    state: &Arc<State>,
+    lease_rx: mpsc::Receiver<pb::Lease>,
+    done: &mpsc::UnboundedSender<PathBuf>,
+    client: &Client,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let leases = Arc::new(Mutex::new(lease_rx));
+    let rt = tokio::runtime::Handle::current();
+    (0..slots)
+        .map(|slot| {
+            let slot_io = SlotIo {
+                state: state.clone(),
+                leases: leases.clone(),
+                done: done.clone(),
+                rt: rt.clone(),
+                client: client.clone(),
+            };
+            std::thread::Builder::new()
+                .name(format!("selfplay-{slot}"))
+                .spawn(move || slot_io.run())
+                .expect("spawn self-play thread")
+        })
+        .collect()
+}
+
+impl WorkerReport {
+    /// The counts of a stopped worker, and the games its spool still holds.
+    fn of(state: &State) -> Result<WorkerReport, WorkerError> {
+        Ok(WorkerReport {
+            games_played: state.played.load(Ordering::Relaxed),
+            games_submitted: state.submitted.load(Ordering::Relaxed),
+            games_spooled: spooled(&state.cfg.spool_dir)?.len() as u64,
+            play_seconds: state.play_nanos.load(Ordering::Relaxed) as f64 / 1e9,
+            cpu_seconds: process_cpu_seconds(),
+            evaluation_matches: state.evaluation_matches.load(Ordering::Relaxed),
+            value_checks: state.value_checks.load(Ordering::Relaxed),
+        })
+    }
+}
+
+/// What one self-play slot (an OS thread) works with.
+struct SlotIo {
+    state: Arc<State>,
+    /// The leaser's queue, shared by every slot.
+    leases: Arc<Mutex<mpsc::Receiver<pb::Lease>>>,
+    /// Spooled games, for the submitter.
+    done: mpsc::UnboundedSender<PathBuf>,
+    rt: tokio::runtime::Handle,
+    client: Client,
+}
+
+impl SlotIo {
+    /// Takes leases until the leaser closes the queue: a value check, a gating match or a
+    /// self-play game each. After `stop`, leases still queued are abandoned (handed back).
+    fn run(self) {
+        loop {
+            let lease = self.leases.lock().expect("not poisoned").blocking_recv();
+            let Some(lease) = lease else { return };
+            let state = &self.state;
+            if state.stop.load(Ordering::Relaxed) {
+                state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+                continue;
+            }
+            let kept = if let Some(check) = &lease.check {
+                self.check(&lease, check)
+            } else if let Some(ev) = &lease.evaluation {
+                self.evaluation(&lease, ev)
+            } else {
+                self.selfplay(&lease)
+            };
+            state.active.lock().expect("not poisoned").remove(&lease.lease_id);
+            if !kept {
+                state.abandoned.lock().expect("not poisoned").push(lease.lease_id);
+            }
+        }
+    }
+
+    /// A value check of another worker's stored move: one search, reported. False: hand the
+    /// lease back.
+    fn check(&self, lease: &pb::Lease, check: &pb::ValueCheck) -> bool {
+        match play::check_value(&self.state, &self.rt, &self.client, lease, check) {
+            Ok(v) => {
+                self.rt.block_on(report_check(&mut self.client.clone(), &self.state, lease.lease_id, v));
+                true
+            }
+            Err(e) => {
+                error!(lease = lease.lease_id, error = %e, "cannot search a value check; handing it back");
+                false
+            }
+        }
+    }
+
+    /// A gating match: played whole (there is no game to spool), then reported. False: hand
+    /// the lease back.
+    fn evaluation(&self, lease: &pb::Lease, ev: &pb::EvaluationMatch) -> bool {
+        match play_evaluation(&self.state, &self.rt, &self.client, lease, ev) {
+            Ok(played) => {
+                self.rt.block_on(report_match(&mut self.client.clone(), &self.state, lease.lease_id, played));
+                true
+            }
+            Err(e) => {
+                error!(lease = lease.lease_id, error = %e, "cannot play evaluation match; handing it back");
+                false
+            }
+        }
+    }
+
+    /// A self-play game: played, timed on this thread's CPU clock, and spooled for the
+    /// submitter. False (hand the lease back): stopped before the end, or it failed.
+    fn selfplay(&self, lease: &pb::Lease) -> bool {
+        let state = &self.state;
+        let (t, cpu) = (Instant::now(), thread_cpu_ns());
+        let stop = || state.stop.load(Ordering::Relaxed);
+        let result = play_lease(state, lease, &stop);
+        let spent = match (cpu, thread_cpu_ns()) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => t.elapsed().as_nanos() as u64,
+        };
+        state.play_nanos.fetch_add(spent, Ordering::Relaxed);
+        match result {
+            Ok(Some(game)) => {
+                state.played.fetch_add(1, Ordering::Relaxed);
+                state.moves.fetch_add(game.moves.len() as u64, Ordering::Relaxed);
+                let req = pb::SubmitGameRequest {
+                    worker_id: String::new(),
+                    lease_id: lease.lease_id,
+                    game: Some(game),
+                };
+                self.spool_until_written(&req);
+                true
+            }
+            Ok(None) => false,
+            Err(e) => {
+                error!(lease = lease.lease_id, error = %e, "cannot play lease; handing it back");
+                false
+            }
+        }
+    }
+
+    /// A full disk holds this slot (back-pressure) until the game is on disk; only a shutdown
+    /// gives it up.
+    fn spool_until_written(&self, req: &pb::SubmitGameRequest) {
+        let state = &self.state;
+        let mut warned = false;
+        loop {
+            match spool(&state.cfg.spool_dir, req) {
+                Ok(path) => {
+                    if warned {
+                        info!(file = %path.display(), "the finished game is spooled after all");
+                    }
+                    let _ = self.done.send(path);
+                    return;
+                }
+                Err(e) if state.stop.load(Ordering::Relaxed) => {
+                    error!(error = %e, "cannot spool a finished game at shutdown; it is lost");
+                    return;
+                }
+                Err(e) => {
+                    if !warned {
+                        warn!(error = %e, "cannot spool a finished game; retrying every second");
+                        warned = true;
+                    }
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+}
+
 /// A worker id as logs show it: the public part, not the secret after the dot (the id is
 /// the worker's credential for its leases).
 fn shown(worker_id: &str) -> &str {

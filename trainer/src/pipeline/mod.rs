@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use burn::prelude::Device;
 use engine::Features;
@@ -23,10 +23,11 @@ use model::Model;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::data::{Window, WindowSize, spread};
 use crate::gate::{GateResult, GateSettings, Opponent, gate};
 use crate::metrics::TrainerMetrics;
-use crate::train::{Losses, TrainSettings, Trainer};
+use crate::train::TrainSettings;
+
+mod round;
 
 /// The trainer's configuration (`configs/train.toml`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -265,7 +266,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     durable::write_atomic(path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn bar(len: u64, msg: &str) -> ProgressBar {
+pub(super) fn bar(len: u64, msg: &str) -> ProgressBar {
     let pb = ProgressBar::new(len);
     pb.set_style(
         ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {per_sec} eta {eta} {prefix}")
@@ -296,7 +297,10 @@ pub fn load_results(run_dir: &Path) -> Vec<Pairing> {
 /// agents, each with a fresh-agent factory.
 type Anchor<G> = (String, Box<dyn Fn() -> Box<dyn engine::agent::Agent<G>>>);
 
-fn rating_anchors<G: Features + GameAgents>(cfg: &PipelineConfig, reference: &str) -> Vec<Anchor<G>> {
+pub(super) fn rating_anchors<G: Features + GameAgents>(
+    cfg: &PipelineConfig,
+    reference: &str,
+) -> Vec<Anchor<G>> {
     let gate = cfg.gate.clone();
     let mut v: Vec<Anchor<G>> =
         vec![(reference.to_string(), Box::new(move || model::gate_user_ai::<G>(&gate, "anchor")))];
@@ -335,283 +339,50 @@ pub fn run_observed<G: Features + GameAgents>(
     metrics: &TrainerMetrics,
 ) -> Result<Vec<RatingEntry>, String> {
     cfg.validate()?;
+    let models = prepare_run_dir(cfg)?;
+    // Dropping the mirror when this returns (errors included) makes a last push and waits for it.
+    let _syncer = start_mirror(cfg, &models)?;
+    let mut run = round::Run::<G>::open(cfg, device, metrics, &models)?;
+    while !stop.load(Ordering::Relaxed) && cfg.max_rounds.is_none_or(|m| run.round < m) {
+        let Some(steps) = run.poll() else {
+            std::thread::sleep(Duration::from_millis(cfg.poll_ms.max(10)));
+            continue;
+        };
+        let trained = run.train_round(steps)?;
+        let gated = run.gate(gatekeeper, &trained);
+        if gated.result.promoted && cfg.rating.matches > 0 {
+            run.rate(&trained, stop);
+        }
+        run.record(trained, gated)?;
+    }
+    Ok(run.history)
+}
+
+/// Creates the run directory's `models/` and saves the resolved configuration beside them;
+/// returns the models directory.
+fn prepare_run_dir(cfg: &PipelineConfig) -> Result<PathBuf, String> {
     let models = cfg.run_dir.join("models");
     std::fs::create_dir_all(&models).map_err(|e| format!("{}: {e}", models.display()))?;
     write_atomic(
         &cfg.run_dir.join("train.toml"),
         toml::to_string_pretty(cfg).map_err(|e| e.to_string())?.as_bytes(),
     )?;
-    // Object storage: pull the games the coordinator mirrored, push what this run makes.
-    // The mirror runs beside training; dropping it when this returns (errors included) makes
-    // a last push and waits for it.
-    let _syncer = match &cfg.storage {
-        Some(s) => {
-            let remote =
-                zeroplay_storage::Remote::open(s, zeroplay_storage::Credentials::from_env().as_ref())
-                    .map_err(|e| e.to_string())?;
-            info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models with object storage");
-            let jobs = vec![
-                zeroplay_storage::Job::pull(
-                    "games",
-                    &cfg.data_dir,
-                    &[".parquet", crate::data::SET_ASIDE_SUFFIX],
-                ),
-                zeroplay_storage::Job::push(&models, "trainer/models", &[]),
-                zeroplay_storage::Job::push(&cfg.run_dir, "trainer", &[".json", ".svg", ".toml"]),
-            ];
-            Some(zeroplay_storage::Syncer::spawn(remote, jobs, Duration::from_millis(s.sync_ms)))
-        }
-        None => None,
-    };
-    let mut history = load_history(&cfg.run_dir);
-    let mut results = load_results(&cfg.run_dir);
-    // The rating reference (0 Elo): the user's AI the first candidate plays, by its own name
-    // where the game has one, else "rollout".
-    let reference = cfg
-        .gate
-        .own_user_ai_sims()
-        .and_then(G::user_ai)
-        .map_or_else(|| "rollout".to_string(), |a| a.to_string());
-    let mut trainer = Trainer::<G>::new(cfg.train.clone(), device)?;
-    let mut best: Option<(Arc<Model>, u64, u64)> = None; // model, round, version
-    let best_path = models.join("best.safetensors");
-    if let Ok(bytes) = std::fs::read(&best_path) {
-        match model::load::<G>(&bytes, device) {
-            Ok(m) => {
-                let last = history.iter().rev().find(|e| e.promoted);
-                let (elo, round, version) = last.map_or((0.0, 0, 0), |e| (e.elo, e.round, e.version));
-                match Trainer::<G>::resume(cfg.train.clone(), device, &bytes) {
-                    Ok(t) => trainer = t,
-                    Err(e) => {
-                        warn!(error = %e, "best model does not fit the training settings; training a new network")
-                    }
-                }
-                info!(round, elo, "resuming from the best model of this run");
-                metrics.best_version.set(version as i64);
-                best = Some((Arc::new(m), round, version));
-            }
-            Err(e) => warn!(error = %e, "ignoring an unreadable best model"),
-        }
-    }
-    let mut window = Window::sized(WindowSize {
-        max_positions: cfg.window_positions,
-        min_positions: cfg.window_min_positions,
-    });
-    let mut round = history.iter().map(|e| e.round).max().unwrap_or(0);
-    let mut waiting_for = cfg.min_new_positions;
-    let mut fresh = 0usize;
-    let mut list_error: Option<String> = None;
-    while !stop.load(Ordering::Relaxed) && cfg.max_rounds.is_none_or(|m| round < m) {
-        fresh += match window.refresh::<G>(&cfg.data_dir) {
-            Ok(n) => {
-                if list_error.take().is_some() {
-                    info!(dir = %cfg.data_dir.display(), "training files readable again");
-                }
-                n
-            }
-            // Said once per distinct error, not every poll: a coordinator that has not yet
-            // written its first file is a normal wait, not a stream of warnings.
-            Err(e) => {
-                let e = e.to_string();
-                if list_error.as_deref() != Some(e.as_str()) {
-                    warn!(dir = %cfg.data_dir.display(), error = %e, "cannot list training files; waiting for them (said once)");
-                    list_error = Some(e);
-                }
-                0
-            }
-        };
-        if fresh < waiting_for || window.is_empty() {
-            std::thread::sleep(Duration::from_millis(cfg.poll_ms.max(10)));
-            continue;
-        }
-        let steps = cfg.round_steps(fresh);
-        fresh = 0;
-        waiting_for = cfg.min_new_positions;
-        round += 1;
-        let (train, val) = window.split(cfg.train.validation_fraction);
-        info!(
-            round,
-            window = window.len(),
-            files = window.file_count(),
-            train = train.len(),
-            steps,
-            "training round"
-        );
-        let pb = bar(steps, "train");
-        let t0 = Instant::now();
-        let mean: Losses = trainer.train(&train, steps, &mut |i, l| {
-            pb.set_position(i);
-            pb.set_prefix(format!("loss {l}"));
-        });
-        pb.finish_and_clear();
-        let secs = t0.elapsed().as_secs_f64();
-        let sps = (steps as f64 * cfg.train.batch_size.min(train.len()) as f64) / secs.max(1e-9);
-        // Both measured the same way after the round, on positions spread over the window (the
-        // first ones would all come from its oldest files).
-        let (held, val) = (spread(&train, 4096), spread(&val, 4096));
-        let tl = trainer.evaluate(&held);
-        let diag = crate::diagnose::diagnose::<G>(&trainer.net(), &trainer.device(), &val, &cfg.train);
-        let vl = diag.losses;
-        let title = format!("round {round}: the candidate on {} held-out positions", val.len());
-        if let Err(e) =
-            write_atomic(&cfg.run_dir.join("diagnostics.svg"), diag.svg(&title, Some(&tl)).as_bytes())
-        {
-            warn!(error = %e, "diagnostics plot not written");
-        }
-        metrics.steps.inc_by(steps);
-        metrics.samples.inc_by(steps * cfg.train.batch_size.min(train.len()) as u64);
-        metrics.train_loss.set(f64::from(mean.total));
-        metrics.validation_loss.set(f64::from(vl.total));
-        metrics.samples_per_second.set(sps);
-        metrics.window_positions.set(window.len() as i64);
-        info!(
-            round,
-            train_loss = mean.total,
-            train_eval = tl.to_string(),
-            validation = vl.to_string(),
-            samples_per_second = sps as u64,
-            "round trained"
-        );
-        let parent = best.as_ref().map_or(0, |b| b.2);
-        let bytes = trainer.export(parent, &cfg.train.net).map_err(|e| e.to_string())?;
-        let file = format!("models/candidate-{round:04}.safetensors");
-        write_atomic(&cfg.run_dir.join(&file), &bytes)?;
-        if let Err(e) = trainer.checkpoint(&cfg.run_dir.join("checkpoint"), parent) {
-            warn!(error = %e, "checkpoint failed");
-        }
-        let candidate = Arc::new(model::load::<G>(&bytes, device).map_err(|e| e.to_string())?);
-        let pb = bar(u64::from(cfg.gate.matches), "gate");
-        let cand = Candidate {
-            bytes: &bytes,
-            model: &candidate,
-            best: best.as_ref().map(|b| &b.0),
-            settings: &cfg.gate,
-            gating: cfg.gating,
-        };
-        let gated = gatekeeper.gate(&cand, &mut |n, max, pts| {
-            pb.set_length(u64::from(max));
-            pb.set_position(u64::from(n));
-            pb.set_prefix(format!("candidate {pts:.1}/{n} points"));
-        });
-        pb.finish_and_clear();
-        let Gated { result, opponent, version } = gated.unwrap_or_else(|e| {
-            warn!(round, error = %e, "gating failed; the candidate is not promoted");
-            let result = GateResult::without_matches(false, format!("gating failed: {e}"));
-            Gated { result, opponent: OpponentRef::UserAi, version: 0 }
-        });
-        let opp_name = match opponent {
-            OpponentRef::UserAi => reference.clone(),
-            OpponentRef::LocalBest => format!("round {}", best.as_ref().map_or(0, |b| b.1)),
-            OpponentRef::Version(v) => history
-                .iter()
-                .rev()
-                .find(|e| e.version == v && e.promoted)
-                .map_or_else(|| format!("v{v}"), |e| format!("round {}", e.round)),
-        };
-        let me = format!("round {round}");
-        if result.matches > 0 {
-            results.push(Pairing {
-                a: me.clone(),
-                b: opp_name.clone(),
-                matches: result.matches,
-                points: result.points,
-                kind: "gate".into(),
-            });
-        }
-        // Rating games: a promoted model against fixed anchors, so that ratings rest on games
-        // against players that do not change, not on a chain of gates.
-        if result.promoted && cfg.rating.matches > 0 {
-            let anchors = rating_anchors::<G>(cfg, &reference);
-            let pb = bar(u64::from(cfg.rating.matches) * anchors.len() as u64, "rate");
-            for (k, (name, anchor)) in anchors.iter().enumerate() {
-                if stop.load(Ordering::Relaxed) {
-                    break;
-                }
-                let seed = engine::derive_seed(cfg.rating.seed, round * 16 + k as u64);
-                let done = pb.position();
-                let points = crate::gate::rate::<G>(
-                    &candidate,
-                    &cfg.gate,
-                    anchor.as_ref(),
-                    cfg.rating.matches,
-                    seed,
-                    &mut |n, pts| {
-                        pb.set_position(done + u64::from(n));
-                        pb.set_prefix(format!("{me} against {name}: {pts:.1}/{n}"));
-                    },
-                );
-                results.push(Pairing {
-                    a: me.clone(),
-                    b: name.clone(),
-                    matches: cfg.rating.matches,
-                    points,
-                    kind: "rating".into(),
-                });
-            }
-            pb.finish_and_clear();
-        }
-        write_atomic(
-            &cfg.run_dir.join("results.json"),
-            serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?.as_bytes(),
-        )?;
-        if result.promoted {
-            write_atomic(&best_path, &bytes)?;
-        }
-        let entry = RatingEntry {
-            round,
-            file,
-            sha256: candidate.sha256.clone(),
-            version,
-            opponent: opp_name,
-            gate_elo: result.elo,
-            // Filled in by the fit below.
-            elo: result.elo,
-            elo_lo: result.elo_lo,
-            elo_hi: result.elo_hi,
-            matches: result.matches,
-            points: result.points,
-            promoted: result.promoted,
-            reason: result.reason.clone(),
-            train_loss: mean.total,
-            train_losses: tl,
-            validation_losses: vl,
-            validation_loss: vl.total,
-            steps: trainer.steps,
-            window: window.len(),
-            samples_per_second: sps,
-        };
-        history.push(entry);
-        let rated = crate::ratings::fit(&results, &reference);
-        crate::ratings::apply(&mut history, &rated);
-        let entry = history.last().expect("just pushed").clone();
-        info!(
-            round,
-            promoted = entry.promoted,
-            gate = format!("{:.1}/{} against {}", entry.points, entry.matches, entry.opponent),
-            elo = format!("{:+.0} [{:+.0}, {:+.0}]", entry.elo, entry.elo_lo, entry.elo_hi),
-            reason = %entry.reason,
-            version,
-            "gated"
-        );
-        metrics.rounds.inc();
-        if result.matches > 0 {
-            metrics.last_gate_points.set(result.points / f64::from(result.matches));
-        }
-        if entry.promoted {
-            metrics.promoted.inc();
-            metrics.best_version.set(version as i64);
-            best = Some((candidate, round, version));
-        }
-        write_atomic(
-            &cfg.run_dir.join("ratings.json"),
-            serde_json::to_string_pretty(&history).map_err(|e| e.to_string())?.as_bytes(),
-        )?;
-        write_atomic(
-            &cfg.run_dir.join("ratings.svg"),
-            crate::plot::ratings_svg(&history, &rated).as_bytes(),
-        )?;
-    }
-    Ok(history)
+    Ok(models)
+}
+
+/// With object storage configured, a mirror running beside training: it pulls the games the
+/// coordinator mirrored and pushes the models, ratings and plots this run makes.
+fn start_mirror(cfg: &PipelineConfig, models: &Path) -> Result<Option<zeroplay_storage::Syncer>, String> {
+    let Some(s) = &cfg.storage else { return Ok(None) };
+    let remote = zeroplay_storage::Remote::open(s, zeroplay_storage::Credentials::from_env().as_ref())
+        .map_err(|e| e.to_string())?;
+    info!(url = %s.url, endpoint = %s.endpoint, "mirroring games and models with object storage");
+    let jobs = vec![
+        zeroplay_storage::Job::pull("games", &cfg.data_dir, &[".parquet", crate::data::SET_ASIDE_SUFFIX]),
+        zeroplay_storage::Job::push(models, "trainer/models", &[]),
+        zeroplay_storage::Job::push(&cfg.run_dir, "trainer", &[".json", ".svg", ".toml"]),
+    ];
+    Ok(Some(zeroplay_storage::Syncer::spawn(remote, jobs, Duration::from_millis(s.sync_ms))))
 }
 
 /// A one-screen summary of a run's history (for the end of `zeroplay local` / `train`), each
