@@ -162,7 +162,14 @@ pub fn run(args: CurveArgs) -> Result<()> {
 
 /// Prints the table (and each compared run's) and writes `curve.svg`.
 fn report(args: &CurveArgs, dir: &Path, points: Vec<Point>) -> Result<()> {
-    print!("\n{}", table(&points));
+    if points.is_empty() {
+        // An empty table would read as a failure to measure; the run's own table says why.
+        println!(
+            "\nno point to measure: no model was promoted by the last snapshot (the models table above shows each candidate's gate)"
+        );
+    } else {
+        print!("\n{}", table(&points));
+    }
     let mut series = vec![(args.name.clone(), points)];
     for other in &args.compare {
         let path = Path::new("runs").join(other).join("curve").join("curve.json");

@@ -255,7 +255,13 @@ impl GameConfig {
         let mut g = GameConfig::default();
         // Every game named: a new game is a compile error here until its searches are chosen.
         match kind {
-            GameKind::BattleNumber | GameKind::Banqi => {}
+            GameKind::BattleNumber => {}
+            GameKind::Banqi => {
+                // Taught by banqi-ab: after 30 minutes the network alone scored 93.8% against
+                // rollout MCTS at 100 ms, where MCTS self-play promoted no model at all
+                // (docs/benchmarks.md, "Banqi on the curve").
+                g.settings.teacher = "banqi-ab:nodes=20000".into();
+            }
             GameKind::TriGolden => {
                 g.settings.full_sims = 200;
                 g.settings.fast_sims = 50;

@@ -111,10 +111,17 @@ impl PipelineConfig {
         match game {
             engine::GameKind::BattleNumber => {}
             engine::GameKind::Banqi => {
-                // Banqi keeps the reuse it was measured with: 6 samples a position (with its four
-                // mirrors) is measured for Battle Number only.
-                c.samples_per_position = 2.0;
-                c.steps_per_round = 1000;
+                // The recipe measured with the coordinator's Banqi teacher (banqi-ab plays both
+                // seats; docs/benchmarks.md, "Banqi on the curve": 93.8% for the network alone
+                // against rollout MCTS after 30 minutes): rounds every 20,000 positions, 8
+                // samples a position. The teacher's games do not depend on the model, so
+                // promotion only picks the model served: every candidate is promoted, and no
+                // gating or rating match takes time from the teacher's games.
+                c.min_new_positions = 20_000;
+                c.samples_per_position = 8.0;
+                c.steps_per_round = 4000;
+                c.gating = false;
+                c.rating.matches = 0;
             }
             engine::GameKind::TriGolden => {
                 c.window_positions = 200_000;
