@@ -91,7 +91,17 @@ pub fn run(args: DepthBenchArgs) -> Result<()> {
     let mut agents = Vec::new();
     for a in &args.agent {
         match a.parse::<AgentSpec>() {
-            Ok(AgentSpec::BanqiAb(s)) => agents.push((a.clone(), s)),
+            Ok(AgentSpec::BanqiAb(s)) => {
+                // `model=` values the leaves with that network, as the arena's agent does.
+                let leaf = match &s.model {
+                    Some(m) => Some(
+                        crate::netload::loader::<Banqi>()(m, &engine::LeafSettings::net_alone())
+                            .map_err(|e| anyhow::anyhow!("{a}: {e}"))?,
+                    ),
+                    None => None,
+                };
+                agents.push((a.clone(), s, leaf))
+            }
             Ok(_) => bail!("{a}: the depth bench measures banqi-ab agents only"),
             Err(e) => bail!("{a}: {e}"),
         }
@@ -111,10 +121,10 @@ pub fn run(args: DepthBenchArgs) -> Result<()> {
     println!("| phase | agent | positions | median depth | mean depth | median nodes/s |");
     println!("|---|---|---|---|---|---|");
     for (p, list) in by_phase.iter().enumerate() {
-        for (name, settings) in &agents {
+        for (name, settings, leaf) in &agents {
             let (mut depths, mut nps) = (Vec::new(), Vec::new());
             for pos in list {
-                let mut s = Searcher::new(settings.clone());
+                let mut s = Searcher::with_leaf(settings.clone(), leaf.clone());
                 let t = Instant::now();
                 let r = s.search(pos, |_, _| {});
                 depths.push(f64::from(r.depth));

@@ -24,7 +24,7 @@ pub struct NetBenchArgs {
     /// The game whose encoding, network and search are measured.
     #[arg(long, value_parser = crate::args::game_kind(), default_value = "battlenumber")]
     pub game: engine::GameKind,
-    /// Network size: tiny, small, medium or large.
+    /// Network size: nano, tiny, small, medium or large.
     #[arg(long, default_value = "small")]
     pub net: String,
     /// Inference batch sizes to measure.

@@ -2,7 +2,8 @@
 //! the game), MCTS simulations with the rollout evaluator, `banqi-ab`'s nodes per second
 //! (from an opening and from a middle-game position; throughput = nodes of a fixed-node
 //! search; not from the start, where every flip is alike and the searcher plays one unsearched), and building the endgame tables (every 3-piece table a position reaches, and one
-//! 4-piece table with its smaller ones). Run: `cargo bench -p zeroplay-engine --bench banqi`.
+//! 4-piece table with its smaller ones), and one leaf evaluation (handcrafted, and a `nano` network
+//! run by the searcher). Run: `cargo bench -p zeroplay-engine --bench banqi`.
 
 use std::hint::black_box;
 
@@ -75,6 +76,48 @@ fn alpha_beta(c: &mut Criterion) {
     g.finish();
 }
 
+/// One leaf evaluation: the handcrafted one against a `nano` network (563 inputs, 64 hidden,
+/// random weights: the cost does not depend on their values) summed from the ~50 active
+/// inputs, as `banqi-ab` runs it, and from the dense 563-float encoding.
+fn leaf_evaluation(c: &mut Criterion) {
+    use engine::Features;
+    use engine::banqi::ab::{Weights, evaluate};
+    use engine::shallow::ShallowNet;
+    let mut g = c.benchmark_group("banqi_leaf");
+    let pos = Banqi::from_position_string(MIDDLE).unwrap();
+    let (f, h) = (Banqi::FEATURE_LEN, 64);
+    let net = ShallowNet {
+        features: f,
+        hidden: h,
+        input: (0..f * h).map(|i| ((i * 7919) % 1000) as f32 / 5000.0 - 0.1).collect(),
+        input_bias: vec![0.01; h],
+        head: (0..h * 4).map(|i| ((i * 104_729) % 1000) as f32 / 5000.0 - 0.1).collect(),
+        head_bias: [0.0; 4],
+        margin_scale: 10.0,
+        margin_mix: 0.5,
+        score_scale: 3.0,
+    };
+    net.validate().unwrap();
+    let w = Weights::default();
+    g.bench_function("handcrafted", |b| b.iter(|| black_box(evaluate(black_box(&pos), &w))));
+    let mut acc = vec![0.0; h];
+    g.bench_function("nano_active_inputs", |b| {
+        b.iter(|| {
+            acc.copy_from_slice(&net.input_bias);
+            black_box(&pos).active_features(|i, x| net.add_row(i, x, &mut acc));
+            black_box(net.value(&acc))
+        })
+    });
+    let mut dense = vec![0.0; f];
+    g.bench_function("nano_dense_encoding", |b| {
+        b.iter(|| {
+            black_box(&pos).encode_features(&mut dense);
+            black_box(net.value_dense(&dense))
+        })
+    });
+    g.finish();
+}
+
 fn tablebase(c: &mut Criterion) {
     let mut g = c.benchmark_group("banqi_tablebase_build");
     g.sample_size(10);
@@ -119,5 +162,5 @@ fn tablebase(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, playouts, mcts, alpha_beta, tablebase);
+criterion_group!(benches, playouts, mcts, alpha_beta, leaf_evaluation, tablebase);
 criterion_main!(benches);

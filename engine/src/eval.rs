@@ -65,6 +65,23 @@ pub trait Evaluator<G: Game>: Send + Sync {
 
     /// A short name for logs (`uniform`, `rollout`).
     fn name(&self) -> String;
+
+    /// The value of one position for its side to move, in `[-1, 1]` (what [`Evaluator::evaluate`]
+    /// would give it, from the mover's view, priors not computed), where this evaluator has a
+    /// path for a lone position cheaper than a batch call: an alpha-beta searcher asks for
+    /// one value at every leaf. `None`: it has none, call `evaluate`. Deterministic
+    /// evaluators only (no `rng` is passed).
+    fn mover_value(&self, _state: &G) -> Option<f32> {
+        None
+    }
+
+    /// The network's weights for the searcher to run itself ([`crate::shallow::ShallowNet`]),
+    /// where this evaluator is such a network (one hidden layer) running on the calling
+    /// thread; `None` otherwise. Asked once per search: a hot-swapped model may change
+    /// between moves.
+    fn shallow(&self) -> Option<std::sync::Arc<crate::shallow::ShallowNet>> {
+        None
+    }
 }
 
 /// The value of a finished game in `[-1, 1]` from [`Seat::First`]'s view: ±1 for a decisive

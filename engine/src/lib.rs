@@ -40,6 +40,7 @@ pub mod leaf;
 pub mod mcts;
 pub mod perft;
 pub mod selfplay;
+pub mod shallow;
 pub mod spsa;
 pub mod trigolden;
 

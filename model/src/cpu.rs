@@ -340,6 +340,28 @@ impl CpuNet {
         }
     }
 
+    /// The weights as an [`engine::shallow::ShallowNet`] for a searcher to run itself, when
+    /// this network has no residual block (a `nano` model); `None` otherwise.
+    pub fn shallow(&self, margin_scale: f32, margin_mix: f32, score_scale: f32) -> Option<engine::shallow::ShallowNet> {
+        if !self.blocks.is_empty() {
+            return None;
+        }
+        let v = &self.value;
+        let net = engine::shallow::ShallowNet {
+            features: self.features,
+            hidden: self.hidden,
+            input: self.input.w.clone(),
+            input_bias: self.input.b.clone(),
+            head: v.w.clone(),
+            head_bias: [v.b[0], v.b[1], v.b[2], v.b[3]],
+            margin_scale,
+            margin_mix,
+            score_scale,
+        };
+        net.validate().ok()?;
+        Some(net)
+    }
+
     /// Policy entries (the head's width; 1 for a game without a policy).
     pub fn policy_len(&self) -> usize {
         self.policy_b.len()
@@ -361,6 +383,20 @@ impl CpuNet {
         policy_out: &mut [f32],
     ) {
         self.forward_with(Kernel::default(), features, n, policy, out, policy_out);
+    }
+
+    /// The value head's outputs for one position (`features`: `F` long), the policy not
+    /// computed: what an alpha-beta searcher reads at each leaf.
+    ///
+    /// # Panics
+    /// If `features` is not `F` long.
+    pub fn value_one(&self, features: &[f32]) -> CpuOutput {
+        assert_eq!(features.len(), self.features, "feature length");
+        let mut out = Vec::with_capacity(1);
+        let none: &dyn Fn(usize) -> Option<&'static [usize]> = &|_| Some(&[]);
+        let (kernel, n) = (Kernel::default(), 1);
+        self.arch.dispatch(Forward { net: self, kernel, features, n, policy: none, out: &mut out, policy_out: &mut [] });
+        out.pop().expect("one position in, one out")
     }
 
     /// [`CpuNet::forward`] with the dense layers run by `kernel` (the benchmark compares them).
@@ -424,6 +460,10 @@ impl WithSimd for Forward<'_, '_, '_> {
         net.value.apply(simd, kernel, &x, n, &mut value);
         for (i, (xi, v)) in x.chunks_exact(h).zip(value.chunks_exact(4)).enumerate() {
             out.push(CpuOutput { wdl_logits: [v[0], v[1], v[2]], margin: v[3] });
+            if policy_out.is_empty() {
+                // `value_one`: no policy wanted.
+                continue;
+            }
             // Loops, not closures: a closure is compiled without the vector instructions this
             // function is compiled for, and each of its vector operations becomes a call.
             let row_out = &mut policy_out[i * p..(i + 1) * p];

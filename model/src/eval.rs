@@ -285,6 +285,9 @@ pub struct NetEvaluator<G: Features> {
     utility: UtilitySettings,
     fallback: Rollout,
     search_batch: usize,
+    /// [`Evaluator::shallow`]'s copy of the weights, for the model it was taken from.
+    #[allow(clippy::type_complexity)]
+    shallow: Mutex<Option<(Arc<Versioned>, Option<Arc<engine::shallow::ShallowNet>>)>>,
     _game: std::marker::PhantomData<fn() -> G>,
 }
 
@@ -302,6 +305,7 @@ impl<G: Features> NetEvaluator<G> {
             utility,
             fallback: Rollout { score_scale: utility.score_scale, ..Rollout::default() },
             search_batch: 8,
+            shallow: Mutex::new(None),
             _game: std::marker::PhantomData,
         }
     }
@@ -350,6 +354,42 @@ impl<G: Features> Evaluator<G> for NetEvaluator<G> {
 
     fn preferred_batch(&self) -> usize {
         if self.pinned.lock().expect("not poisoned").is_some() { self.search_batch } else { 1 }
+    }
+
+    /// A `nano` model's weights, copied out once per model and shared while it is pinned.
+    fn shallow(&self) -> Option<Arc<engine::shallow::ShallowNet>> {
+        if self.batcher.is_some() {
+            return None;
+        }
+        let m = self.pinned.lock().expect("not poisoned").clone()?;
+        let mut cached = self.shallow.lock().expect("not poisoned");
+        if let Some((model, net)) = &*cached
+            && Arc::ptr_eq(model, &m)
+        {
+            return net.clone();
+        }
+        let u = self.utility;
+        let net = m.model.cpu.as_ref().and_then(|c| c.shallow(m.model.meta.margin_scale, u.margin_mix, u.score_scale));
+        let net = net.map(Arc::new);
+        *cached = Some((m, net.clone()));
+        net
+    }
+
+    /// The CPU pass's value head for one position, with no allocation of policy rows:
+    /// `None` with a batcher (its thread owns inference), no model yet (the fallback's
+    /// playouts), or a model on a device without the CPU pass.
+    fn mover_value(&self, state: &G) -> Option<f32> {
+        if self.batcher.is_some() {
+            return None;
+        }
+        let pinned = self.pinned.lock().expect("not poisoned");
+        let m = pinned.as_ref()?;
+        let cpu = m.model.cpu.as_ref()?;
+        let mut features = vec![0.0; G::FEATURE_LEN];
+        state.encode_features(&mut features);
+        let o = cpu.value_one(&features);
+        let margin = o.margin * m.model.meta.margin_scale;
+        Some(utility(softmax3(o.wdl_logits), margin, self.utility.margin_mix, self.utility.score_scale))
     }
 
     fn score_scale(&self) -> f32 {

@@ -314,6 +314,61 @@ fn the_cpu_pass_burn_and_the_batcher_give_the_same_priors_and_values() {
     }
 }
 
+#[test]
+fn the_lone_value_path_gives_the_batch_value_from_the_movers_view() {
+    let slot = Arc::new(ModelSlot::new());
+    let settings = engine::LeafSettings::net_alone();
+    let direct = NetEvaluator::<BattleNumber>::new(slot.clone(), None, &settings);
+    direct.begin_move();
+    let ps = positions(40, 8);
+    // No model yet: no fast path (the fallback's playouts take random numbers).
+    assert_eq!(direct.mover_value(&ps[0]), None);
+    slot.publish(1, model::load::<BattleNumber>(&fresh_bytes(10), &dev()).unwrap());
+    direct.begin_move();
+    let mut leaves: Vec<Leaf<BattleNumber>> = ps.iter().cloned().map(Leaf::new).collect();
+    direct.evaluate(&mut leaves, &mut engine::rng_from_seed(1));
+    let mut seen = std::collections::BTreeSet::new();
+    for (p, leaf) in ps.iter().zip(&leaves) {
+        let v = direct.mover_value(p).expect("a CPU model has the lone path");
+        let mover = p.perspective().sign();
+        assert!((v - mover * leaf.value).abs() < 1e-5, "lone {v} vs batch {} (mover {mover})", leaf.value);
+        seen.insert(mover as i32);
+    }
+    assert_eq!(seen.len(), 2, "both sides to move were checked");
+    // With a batcher its thread owns inference: no lone path.
+    let batched = NetEvaluator::<BattleNumber>::new(slot, Some(Batcher::start(8, Duration::from_micros(300))), &settings);
+    batched.begin_move();
+    assert_eq!(batched.mover_value(&ps[0]), None);
+}
+
+#[test]
+fn a_nano_model_hands_its_weights_to_the_searcher_and_they_give_its_values() {
+    burn::tensor::Device::seed(&dev(), 12);
+    let cfg = NetConfig::named("nano").unwrap();
+    assert_eq!(cfg.blocks, 0);
+    let net = ValueNet::new(&cfg, BattleNumber::FEATURE_LEN, BattleNumber::POLICY_LEN, &dev());
+    let meta = ModelMeta::for_game::<BattleNumber>(cfg, 10.0, ModelInfo::default());
+    let nano = model::load::<BattleNumber>(&model::to_bytes(&net, &meta).unwrap(), &dev()).unwrap();
+    let slot = Arc::new(ModelSlot::new());
+    let settings = engine::LeafSettings::net_alone();
+    let eval = NetEvaluator::<BattleNumber>::new(slot.clone(), None, &settings);
+    assert!(eval.shallow().is_none(), "no model yet");
+    slot.publish(1, nano);
+    eval.begin_move();
+    let shallow = eval.shallow().expect("a nano model is one hidden layer");
+    assert!(Arc::ptr_eq(&shallow, &eval.shallow().unwrap()), "copied once per model");
+    let mut x = vec![0.0; BattleNumber::FEATURE_LEN];
+    for p in positions(30, 12) {
+        p.encode_features(&mut x);
+        let (own, cpu) = (shallow.value_dense(&x), eval.mover_value(&p).unwrap());
+        assert!((own - cpu).abs() < 1e-4, "searcher's {own} vs the CPU pass's {cpu}");
+    }
+    // A model with residual blocks is not one layer; a new model is copied afresh.
+    slot.publish(2, model::load::<BattleNumber>(&fresh_bytes(12), &dev()).unwrap());
+    eval.begin_move();
+    assert!(eval.shallow().is_none());
+}
+
 /// Re-serialises a model file with one metadata entry changed (`None`: removed).
 fn with_meta(bytes: &[u8], key: &str, value: Option<&str>) -> Vec<u8> {
     let st = safetensors::SafeTensors::deserialize(bytes).unwrap();

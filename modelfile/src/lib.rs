@@ -50,12 +50,14 @@ pub struct NetConfig {
 
 impl NetConfig {
     /// The named sizes, smallest first.
-    pub const NAMES: [&'static str; 4] = ["tiny", "small", "medium", "large"];
+    pub const NAMES: [&'static str; 5] = ["nano", "tiny", "small", "medium", "large"];
 
-    /// A named size: `tiny` (64 wide, 1 block), `small` (128, 2), `medium` (256, 3) or
-    /// `large` (512, 4).
+    /// A named size: `nano` (64 wide, no residual block: the input layer and the heads, the
+    /// size an alpha-beta searcher can afford at every leaf), `tiny` (64 wide, 1 block),
+    /// `small` (128, 2), `medium` (256, 3) or `large` (512, 4).
     pub fn named(name: &str) -> Option<NetConfig> {
         let (hidden, blocks) = match name {
+            "nano" => (64, 0),
             "tiny" => (64, 1),
             "small" => (128, 2),
             "medium" => (256, 3),

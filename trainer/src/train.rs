@@ -24,7 +24,7 @@ use crate::data::Sample;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainSettings {
-    /// Named network size: `tiny`, `small`, `medium` or `large`.
+    /// Named network size: `nano`, `tiny`, `small`, `medium` or `large`.
     pub net: String,
     /// Positions per batch.
     pub batch_size: usize,

@@ -22,30 +22,7 @@ impl Features for Banqi {
     fn encode_features(&self, out: &mut [f32]) {
         assert_eq!(out.len(), Self::FEATURE_LEN, "feature buffer length");
         out.fill(0.0);
-        let me = self.colour_of(self.side).unwrap_or(Colour::Red);
-        let view = |colour: Colour| if colour == me { 0 } else { 7 };
-        for s in 0..SQUARES {
-            let c = self.board[s];
-            let plane = match c {
-                FACE_DOWN => 14,
-                EMPTY => 15,
-                c => view(Colour::from_index(c as usize / 7)) + c as usize % 7,
-            };
-            out[plane * SQUARES + s] = 1.0;
-        }
-        if let Some(p) = self.pending {
-            out[16 * SQUARES + p as usize] = 1.0;
-        }
-        let sc = &mut out[PLANES * SQUARES..];
-        for (code, &n) in self.pool.iter().enumerate() {
-            let (colour, kind) = (Colour::from_index(code / 7), code % 7);
-            sc[view(colour) + kind] = f32::from(n) / f32::from(Kind::COUNT[kind]);
-        }
-        sc[14] = self.pool_total() as f32 / SQUARES as f32;
-        sc[15] = f32::from(self.quiet) / f32::from(NO_PROGRESS_LIMIT);
-        sc[16] = (self.repetitions().saturating_sub(1)) as f32 / 2.0;
-        sc[17] = if self.first_colour.is_some() { 1.0 } else { 0.0 };
-        sc[18] = if self.pending.is_some() { 1.0 } else { 0.0 };
+        self.active_features(|i, x| out[i] = x);
     }
 
     // The rules speak only of orthogonal steps and lines: mirroring the files (a ↔ h), the
@@ -84,6 +61,43 @@ impl Features for Banqi {
     }
 }
 
+impl Banqi {
+    /// Calls `f(index, value)` for every input of [`Features::encode_features`] that is not
+    /// zero, each index once: what a [`crate::shallow::ShallowNet`] sums (about 50 of the 563
+    /// inputs), and the one definition the dense encoding is written from.
+    pub fn active_features(&self, mut f: impl FnMut(usize, f32)) {
+        let me = self.colour_of(self.side).unwrap_or(Colour::Red);
+        let view = |colour: Colour| if colour == me { 0 } else { 7 };
+        for s in 0..SQUARES {
+            let c = self.board[s];
+            let plane = match c {
+                FACE_DOWN => 14,
+                EMPTY => 15,
+                c => view(Colour::from_index(c as usize / 7)) + c as usize % 7,
+            };
+            f(plane * SQUARES + s, 1.0);
+        }
+        if let Some(p) = self.pending {
+            f(16 * SQUARES + p as usize, 1.0);
+        }
+        let sc = PLANES * SQUARES;
+        let mut scalar = |i: usize, x: f32| {
+            if x != 0.0 {
+                f(sc + i, x);
+            }
+        };
+        for (code, &n) in self.pool.iter().enumerate() {
+            let (colour, kind) = (Colour::from_index(code / 7), code % 7);
+            scalar(view(colour) + kind, f32::from(n) / f32::from(Kind::COUNT[kind]));
+        }
+        scalar(14, self.pool_total() as f32 / SQUARES as f32);
+        scalar(15, f32::from(self.quiet) / f32::from(NO_PROGRESS_LIMIT));
+        scalar(16, (self.repetitions().saturating_sub(1)) as f32 / 2.0);
+        scalar(17, if self.first_colour.is_some() { 1.0 } else { 0.0 });
+        scalar(18, if self.pending.is_some() { 1.0 } else { 0.0 });
+    }
+}
+
 /// Square `sq` under symmetry `sym`: bit 0 mirrors the files (a ↔ h), bit 1 the ranks.
 pub fn mirror(sym: usize, sq: usize) -> usize {
     let (mut r, mut c) = (sq / COLS, sq % COLS);
@@ -111,6 +125,37 @@ mod layout_tests {
     use super::*;
     use crate::game::{Actor, Game};
     use rand::RngExt;
+
+    #[test]
+    fn active_features_name_each_nonzero_input_once() {
+        let mut chances = Vec::new();
+        let mut checked = 0;
+        for seed in 0..8 {
+            let mut rng = crate::rng_from_seed(seed);
+            let mut g = Banqi::new_game(&Default::default());
+            while g.outcome().is_none() {
+                let mut seen = vec![false; Banqi::FEATURE_LEN];
+                g.active_features(|i, x| {
+                    assert!(!seen[i], "input {i} named twice at {g}");
+                    assert!(x != 0.0, "input {i} named with 0 at {g}");
+                    seen[i] = true;
+                });
+                // One plane per square, so at least 32; the pool, counts and flags at most 19 more.
+                let n = seen.iter().filter(|&&s| s).count();
+                assert!((32..=32 + 1 + 19).contains(&n), "{n} active inputs at {g}");
+                checked += 1;
+                let a = if g.to_move() == Actor::Chance {
+                    crate::game::sample_chance(&g, &mut chances, &mut rng)
+                } else {
+                    let mut actions = Vec::new();
+                    g.legal_actions(&mut actions);
+                    actions[rng.random_range(0..actions.len())]
+                };
+                g.play(a).unwrap();
+            }
+        }
+        assert!(checked > 500, "{checked} positions");
+    }
 
     #[test]
     fn a_game_and_its_mirror_images_play_alike_with_mapped_features_and_policy() {
