@@ -108,6 +108,36 @@ fn leaf_evaluation(c: &mut Criterion) {
             black_box(net.value(&acc))
         })
     });
+    // What a quiescence node pays with the searcher's incremental accumulators: both views
+    // updated for a capture, then the dynamic inputs and the head.
+    let mut next = pos.clone();
+    let mut actions = Vec::new();
+    engine::game::Game::legal_actions(&pos, &mut actions);
+    let capture = actions
+        .iter()
+        .copied()
+        .find(|a| matches!(a, engine::banqi::Action::Move { to, .. } if matches!(pos.cell(*to), engine::banqi::Cell::Up(_))))
+        .expect("the middle game has a capture");
+    next.play(capture).unwrap();
+    let (mut parent, mut child) = (vec![0.0; 2 * h], vec![0.0; 2 * h]);
+    for me in [engine::banqi::Colour::Red, engine::banqi::Colour::Black] {
+        let acc = &mut parent[me.index() * h..(me.index() + 1) * h];
+        acc.copy_from_slice(&net.input_bias);
+        pos.view_features(me, |i, x| net.add_row(i, x, acc));
+    }
+    g.bench_function("nano_incremental_capture", |b| {
+        b.iter(|| {
+            child.copy_from_slice(&parent);
+            let (red, black) = child.split_at_mut(h);
+            let (p, n) = (black_box(&pos), black_box(&next));
+            p.view_feature_changes(n, engine::banqi::Colour::Red, |i, x| net.add_row(i, x, red));
+            p.view_feature_changes(n, engine::banqi::Colour::Black, |i, x| net.add_row(i, x, black));
+            let at = n.view().index() * h;
+            acc.copy_from_slice(&child[at..at + h]);
+            n.dynamic_features(|i, x| net.add_row(i, x, &mut acc));
+            black_box(net.value(&acc))
+        })
+    });
     let mut dense = vec![0.0; f];
     g.bench_function("nano_dense_encoding", |b| {
         b.iter(|| {

@@ -56,7 +56,9 @@ impl ShallowNet {
             ("head", self.head.len(), h * 4),
         ] {
             if len != want || want == 0 {
-                return Err(ShapeError(format!("{name} has {len} weights, {want} expected (F = {f}, H = {h})")));
+                return Err(ShapeError(format!(
+                    "{name} has {len} weights, {want} expected (F = {f}, H = {h})"
+                )));
             }
         }
         let all = self.input.iter().chain(&self.input_bias).chain(&self.head).chain(&self.head_bias);

@@ -342,7 +342,12 @@ impl CpuNet {
 
     /// The weights as an [`engine::shallow::ShallowNet`] for a searcher to run itself, when
     /// this network has no residual block (a `nano` model); `None` otherwise.
-    pub fn shallow(&self, margin_scale: f32, margin_mix: f32, score_scale: f32) -> Option<engine::shallow::ShallowNet> {
+    pub fn shallow(
+        &self,
+        margin_scale: f32,
+        margin_mix: f32,
+        score_scale: f32,
+    ) -> Option<engine::shallow::ShallowNet> {
         if !self.blocks.is_empty() {
             return None;
         }
@@ -395,7 +400,15 @@ impl CpuNet {
         let mut out = Vec::with_capacity(1);
         let none: &dyn Fn(usize) -> Option<&'static [usize]> = &|_| Some(&[]);
         let (kernel, n) = (Kernel::default(), 1);
-        self.arch.dispatch(Forward { net: self, kernel, features, n, policy: none, out: &mut out, policy_out: &mut [] });
+        self.arch.dispatch(Forward {
+            net: self,
+            kernel,
+            features,
+            n,
+            policy: none,
+            out: &mut out,
+            policy_out: &mut [],
+        });
         out.pop().expect("one position in, one out")
     }
 

@@ -369,7 +369,11 @@ impl<G: Features> Evaluator<G> for NetEvaluator<G> {
             return net.clone();
         }
         let u = self.utility;
-        let net = m.model.cpu.as_ref().and_then(|c| c.shallow(m.model.meta.margin_scale, u.margin_mix, u.score_scale));
+        let net = m
+            .model
+            .cpu
+            .as_ref()
+            .and_then(|c| c.shallow(m.model.meta.margin_scale, u.margin_mix, u.score_scale));
         let net = net.map(Arc::new);
         *cached = Some((m, net.clone()));
         net

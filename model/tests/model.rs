@@ -336,7 +336,11 @@ fn the_lone_value_path_gives_the_batch_value_from_the_movers_view() {
     }
     assert_eq!(seen.len(), 2, "both sides to move were checked");
     // With a batcher its thread owns inference: no lone path.
-    let batched = NetEvaluator::<BattleNumber>::new(slot, Some(Batcher::start(8, Duration::from_micros(300))), &settings);
+    let batched = NetEvaluator::<BattleNumber>::new(
+        slot,
+        Some(Batcher::start(8, Duration::from_micros(300))),
+        &settings,
+    );
     batched.begin_move();
     assert_eq!(batched.mover_value(&ps[0]), None);
 }

@@ -4,7 +4,9 @@
 //!
 #![doc = include_str!("features.md")]
 
-use super::{Action, Banqi, COLS, Colour, EMPTY, FACE_DOWN, Kind, NO_PROGRESS_LIMIT, ROWS, SQUARES};
+use super::{
+    Action, Banqi, COLS, Colour, EMPTY, FACE_DOWN, Kind, NO_PROGRESS_LIMIT, PIECE_CODES, ROWS, SQUARES,
+};
 use crate::features::Features;
 use crate::game::Seat;
 
@@ -64,38 +66,104 @@ impl Features for Banqi {
 impl Banqi {
     /// Calls `f(index, value)` for every input of [`Features::encode_features`] that is not
     /// zero, each index once: what a [`crate::shallow::ShallowNet`] sums (about 50 of the 563
-    /// inputs), and the one definition the dense encoding is written from.
+    /// inputs), and the one definition the dense encoding is written from. They are
+    /// [`Banqi::view_features`] for the mover's colour and [`Banqi::dynamic_features`].
     pub fn active_features(&self, mut f: impl FnMut(usize, f32)) {
-        let me = self.colour_of(self.side).unwrap_or(Colour::Red);
-        let view = |colour: Colour| if colour == me { 0 } else { 7 };
+        self.view_features(self.view(), &mut f);
+        self.dynamic_features(f);
+    }
+
+    /// The colour whose view the features take: the mover's (red until colours are known).
+    pub fn view(&self) -> Colour {
+        self.colour_of(self.side).unwrap_or(Colour::Red)
+    }
+
+    /// The inputs that depend only on the board, the pool and the flip in progress, as seen
+    /// by `me`: what a searcher keeps up to date from move to move for each colour's view
+    /// ([`Banqi::view_feature_changes`]).
+    pub fn view_features(&self, me: Colour, mut f: impl FnMut(usize, f32)) {
         for s in 0..SQUARES {
-            let c = self.board[s];
-            let plane = match c {
-                FACE_DOWN => 14,
-                EMPTY => 15,
-                c => view(Colour::from_index(c as usize / 7)) + c as usize % 7,
-            };
-            f(plane * SQUARES + s, 1.0);
+            f(plane(me, self.board[s]) * SQUARES + s, 1.0);
         }
         if let Some(p) = self.pending {
             f(16 * SQUARES + p as usize, 1.0);
         }
+        for (code, &n) in self.pool.iter().enumerate() {
+            if n > 0 {
+                f(pool_input(me, code), f32::from(n) / f32::from(Kind::COUNT[code % 7]));
+            }
+        }
+        let total = self.pool_total();
+        if total > 0 {
+            f(PLANES * SQUARES + 14, total as f32 / SQUARES as f32);
+        }
+    }
+
+    /// The inputs that change on (nearly) every ply or not at all, added at each evaluation:
+    /// the quiet-ply count, the repetitions, whether colours are known, a flip in progress.
+    pub fn dynamic_features(&self, mut f: impl FnMut(usize, f32)) {
         let sc = PLANES * SQUARES;
         let mut scalar = |i: usize, x: f32| {
             if x != 0.0 {
                 f(sc + i, x);
             }
         };
-        for (code, &n) in self.pool.iter().enumerate() {
-            let (colour, kind) = (Colour::from_index(code / 7), code % 7);
-            scalar(view(colour) + kind, f32::from(n) / f32::from(Kind::COUNT[kind]));
-        }
-        scalar(14, self.pool_total() as f32 / SQUARES as f32);
         scalar(15, f32::from(self.quiet) / f32::from(NO_PROGRESS_LIMIT));
         scalar(16, (self.repetitions().saturating_sub(1)) as f32 / 2.0);
         scalar(17, if self.first_colour.is_some() { 1.0 } else { 0.0 });
         scalar(18, if self.pending.is_some() { 1.0 } else { 0.0 });
     }
+
+    /// Calls `f(index, change)` for the [`Banqi::view_features`] (as seen by `me`) that differ
+    /// between `self` and `next`, the position after one action: for a move two squares, for
+    /// a flip one square and the flip-in-progress input, for a reveal the square, the pool and
+    /// its total. `view_features(next) = view_features(self) + the changes`.
+    pub fn view_feature_changes(&self, next: &Banqi, me: Colour, mut f: impl FnMut(usize, f32)) {
+        for s in 0..SQUARES {
+            let (was, is) = (self.board[s], next.board[s]);
+            if was != is {
+                f(plane(me, was) * SQUARES + s, -1.0);
+                f(plane(me, is) * SQUARES + s, 1.0);
+            }
+        }
+        if self.pending != next.pending {
+            if let Some(p) = self.pending {
+                f(16 * SQUARES + p as usize, -1.0);
+            }
+            if let Some(p) = next.pending {
+                f(16 * SQUARES + p as usize, 1.0);
+            }
+        }
+        if self.pool != next.pool {
+            for code in 0..PIECE_CODES {
+                let d = i32::from(next.pool[code]) - i32::from(self.pool[code]);
+                if d != 0 {
+                    f(pool_input(me, code), d as f32 / f32::from(Kind::COUNT[code % 7]));
+                }
+            }
+            let d = next.pool_total() as f32 - self.pool_total() as f32;
+            f(PLANES * SQUARES + 14, d / SQUARES as f32);
+        }
+    }
+}
+
+/// The plane of a square's content as seen by `me`: own pieces 0–6, the enemy's 7–13, face
+/// down 14, empty 15.
+fn plane(me: Colour, cell: u8) -> usize {
+    match cell {
+        FACE_DOWN => 14,
+        EMPTY => 15,
+        c => {
+            let own = Colour::from_index(c as usize / 7) == me;
+            (if own { 0 } else { 7 }) + c as usize % 7
+        }
+    }
+}
+
+/// The input of a face-down pool count as seen by `me`.
+fn pool_input(me: Colour, code: usize) -> usize {
+    let own = Colour::from_index(code / 7) == me;
+    PLANES * SQUARES + (if own { 0 } else { 7 }) + code % 7
 }
 
 /// Square `sq` under symmetry `sym`: bit 0 mirrors the files (a ↔ h), bit 1 the ranks.
@@ -155,6 +223,54 @@ mod layout_tests {
             }
         }
         assert!(checked > 500, "{checked} positions");
+    }
+
+    #[test]
+    fn view_inputs_kept_up_to_date_equal_a_full_recomputation() {
+        // Per view, the dense inputs summed from each action's changes, against the inputs of
+        // the position reached, after every action (flips, reveals, moves, captures).
+        let dense = |g: &Banqi, me: Colour| {
+            let mut x = vec![0.0f32; Banqi::FEATURE_LEN];
+            g.view_features(me, |i, v| x[i] += v);
+            x
+        };
+        let mut chances = Vec::new();
+        let mut steps = 0;
+        for seed in 0..6 {
+            let mut rng = crate::rng_from_seed(100 + seed);
+            let mut g = Banqi::new_game(&Default::default());
+            let mut kept = [dense(&g, Colour::Red), dense(&g, Colour::Black)];
+            while g.outcome().is_none() {
+                let a = if g.to_move() == Actor::Chance {
+                    crate::game::sample_chance(&g, &mut chances, &mut rng)
+                } else {
+                    let mut actions = Vec::new();
+                    g.legal_actions(&mut actions);
+                    actions[rng.random_range(0..actions.len())]
+                };
+                let mut next = g.clone();
+                next.play(a).unwrap();
+                for me in [Colour::Red, Colour::Black] {
+                    g.view_feature_changes(&next, me, |i, v| kept[me.index()][i] += v);
+                    let want = dense(&next, me);
+                    for (i, (k, w)) in kept[me.index()].iter().zip(&want).enumerate() {
+                        assert!(
+                            (k - w).abs() < 1e-5,
+                            "input {i} ({me:?}'s view): kept {k}, full {w} after {a:?} at {g}"
+                        );
+                    }
+                }
+                // The mover's view plus the dynamic inputs is the whole encoding.
+                let mut enc = vec![0.0f32; Banqi::FEATURE_LEN];
+                next.encode_features(&mut enc);
+                let mut sum = dense(&next, next.view());
+                next.dynamic_features(|i, v| sum[i] += v);
+                assert_eq!(sum, enc);
+                g = next;
+                steps += 1;
+            }
+        }
+        assert!(steps > 300, "{steps} actions");
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub use eval::{Weights, evaluate};
 use crate::Rng;
 pub use crate::agent::AbSettings;
 use crate::banqi::tablebase::{Tablebase, Wdl};
-use crate::banqi::{Action, Banqi, EMPTY, FACE_DOWN, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
+use crate::banqi::{Action, Banqi, Colour, EMPTY, FACE_DOWN, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
 use crate::eval::{Evaluator, Leaf};
 use crate::game::{Game, Outcome, Seat};
 use crate::shallow::ShallowNet;
@@ -148,6 +148,11 @@ struct NetLeaf {
     /// ~50 active inputs' rows ([`Banqi::active_features`]).
     shallow: Option<Arc<ShallowNet>>,
     acc: Vec<f32>,
+    /// Per ply, the accumulators of the position the search is at on that ply, red's view
+    /// then black's (`[MAX_PLY + 1][2][H]`), each derived from its parent's by the inputs the
+    /// action changed ([`Banqi::view_feature_changes`]): NNUE's incremental first layer.
+    /// Empty until [`NetLeaf::root`].
+    stack: Vec<f32>,
     cache: Vec<(u64, i32)>,
     rng: Rng,
     calls: u64,
@@ -155,6 +160,37 @@ struct NetLeaf {
 
 impl NetLeaf {
     const CACHE: usize = 1 << 16;
+
+    /// The root's accumulators, from scratch (ply 0 of [`NetLeaf::stack`]).
+    fn root(&mut self, pos: &Banqi) {
+        let Some(n) = &self.shallow else {
+            self.stack.clear();
+            return;
+        };
+        let h = n.hidden;
+        self.stack.resize((MAX_PLY + 1) * 2 * h, 0.0);
+        for me in [Colour::Red, Colour::Black] {
+            let acc = &mut self.stack[me.index() * h..(me.index() + 1) * h];
+            acc.copy_from_slice(&n.input_bias);
+            pos.view_features(me, |i, x| n.add_row(i, x, acc));
+        }
+    }
+
+    /// The accumulators of `child` (at `ply`) from its parent's (at `ply - 1`).
+    #[inline]
+    fn derive(&mut self, parent: &Banqi, child: &Banqi, ply: usize) {
+        let Some(n) = &self.shallow else { return };
+        if self.stack.is_empty() {
+            return;
+        }
+        let w = 2 * n.hidden;
+        let (before, after) = self.stack.split_at_mut(ply * w);
+        let accs = &mut after[..w];
+        accs.copy_from_slice(&before[(ply - 1) * w..]);
+        let (red, black) = accs.split_at_mut(n.hidden);
+        parent.view_feature_changes(child, Colour::Red, |i, x| n.add_row(i, x, red));
+        parent.view_feature_changes(child, Colour::Black, |i, x| n.add_row(i, x, black));
+    }
 
     /// Takes the network's weights for this search (a hot-swapped model may have changed
     /// since the last), forgetting cached values when they changed.
@@ -173,13 +209,33 @@ impl NetLeaf {
 
     /// The network's value of `pos` for the side to move, on the evaluation's scale
     /// (the inverse of [`score_value`]).
-    fn value(&mut self, pos: &Banqi) -> i32 {
+    fn value(&mut self, pos: &Banqi, ply: usize) -> i32 {
         let slot = (pos.key as usize) & (Self::CACHE - 1);
         if self.cache[slot].0 == pos.key && pos.key != 0 {
             return self.cache[slot].1;
         }
         self.calls += 1;
         let lone = match &self.shallow {
+            Some(n) if !self.stack.is_empty() => {
+                let h = n.hidden;
+                let at = (ply * 2 + pos.view().index()) * h;
+                self.acc.clear();
+                self.acc.extend_from_slice(&self.stack[at..at + h]);
+                let acc = &mut self.acc;
+                pos.dynamic_features(|i, x| n.add_row(i, x, acc));
+                #[cfg(debug_assertions)]
+                {
+                    let mut full = n.input_bias.clone();
+                    pos.active_features(|i, x| n.add_row(i, x, &mut full));
+                    for (a, b) in acc.iter().zip(&full) {
+                        debug_assert!(
+                            (a - b).abs() < 1e-3,
+                            "incremental {a} vs full {b} at ply {ply}: {pos}"
+                        );
+                    }
+                }
+                Some(n.value(acc))
+            }
             Some(n) => {
                 self.acc.clear();
                 self.acc.extend_from_slice(&n.input_bias);
@@ -235,6 +291,7 @@ impl Searcher {
                 net,
                 shallow: None,
                 acc: Vec::new(),
+                stack: Vec::new(),
                 cache: vec![(0, 0); NetLeaf::CACHE],
                 rng: crate::rng_from_seed(0),
                 calls: 0,
@@ -271,6 +328,7 @@ impl Searcher {
         }
         if let Some(leaf) = &mut self.leaf {
             leaf.refresh();
+            leaf.root(pos);
         }
         self.nodes = 0;
         self.stopped = false;
@@ -414,6 +472,7 @@ impl Searcher {
     fn child_value(&mut self, pos: &Banqi, a: Action, depth: i32, alpha: i32, beta: i32, ply: usize) -> i32 {
         let mut child = pos.clone();
         child.play_unchecked(a);
+        self.derived(pos, &child, ply + 1);
         match a {
             Action::Flip(_) => self.chance(&child, depth, alpha, beta, ply + 1),
             _ => -self.negamax(&child, depth, -beta, -alpha, ply + 1, true),
@@ -422,10 +481,19 @@ impl Searcher {
 
     /// The static value of `pos` for the side to move: the network's where one values the
     /// leaves, else the handcrafted evaluation.
-    fn stand(&mut self, pos: &Banqi) -> i32 {
+    fn stand(&mut self, pos: &Banqi, ply: usize) -> i32 {
         match &mut self.leaf {
-            Some(net) => net.value(pos),
+            Some(net) => net.value(pos, ply),
             None => evaluate(pos, &self.weights),
+        }
+    }
+
+    /// Keeps the network's accumulators in step with the search: `child` (at `ply`) was
+    /// made from `parent` by one action.
+    #[inline]
+    fn derived(&mut self, parent: &Banqi, child: &Banqi, ply: usize) {
+        if let Some(leaf) = &mut self.leaf {
+            leaf.derive(parent, child, ply);
         }
     }
 
@@ -465,6 +533,7 @@ impl Searcher {
             let b = ((beta_f - sum - lo * rest) / p).ceil().min(hi + 1.0);
             let mut child = pos.clone();
             child.play_unchecked(Action::Reveal(Piece::from_code(code)));
+            self.derived(pos, &child, ply + 1);
             // The reveal passes the turn: the child's mover is the flipper's opponent.
             let v = f64::from(-self.negamax(&child, depth, -(b as i32), -(a as i32), ply + 1, true));
             if self.stopped {
@@ -538,12 +607,13 @@ impl Searcher {
             && beta - alpha == 1
             && beta.abs() < WIN_BOUND
             && pos.pool.iter().any(|&n| n > 0)
-            && self.stand(pos) >= beta
+            && self.stand(pos, ply) >= beta
         {
             let mut null = pos.clone();
             null.switch_side();
             null.irreversible();
             null.settle();
+            self.derived(pos, &null, ply + 1);
             let v = -self.negamax(&null, depth - 1 - NULL_REDUCTION, -beta, -beta + 1, ply + 1, false);
             if self.stopped {
                 return 0;
@@ -629,7 +699,7 @@ impl Searcher {
         if self.tick() {
             return 0;
         }
-        let stand = self.stand(pos);
+        let stand = self.stand(pos, ply);
         if stand >= beta || ply >= MAX_PLY - 1 {
             return stand;
         }
@@ -651,6 +721,7 @@ impl Searcher {
         for &(a, _) in caps.iter() {
             let mut child = pos.clone();
             child.play_unchecked(a);
+            self.derived(pos, &child, ply + 1);
             let v = -self.quiesce(&child, -beta, -alpha, ply + 1);
             if self.stopped {
                 return 0;
@@ -876,6 +947,59 @@ mod tests {
         }
         fn mover_value(&self, state: &Banqi) -> Option<f32> {
             self.1.then(|| score_value(evaluate(state, &self.0)))
+        }
+    }
+
+    /// A random one-layer network handed to the searcher to run itself, or (with `.1`
+    /// false) only through the lone-position path, summed from scratch.
+    struct Shallow(Arc<ShallowNet>, bool);
+
+    impl Evaluator<Banqi> for Shallow {
+        fn evaluate(&self, _: &mut [Leaf<Banqi>], _: &mut Rng) {
+            unreachable!("the searcher asks for lone values")
+        }
+        fn name(&self) -> String {
+            "shallow".into()
+        }
+        fn mover_value(&self, state: &Banqi) -> Option<f32> {
+            let mut x = vec![0.0; <Banqi as crate::Features>::FEATURE_LEN];
+            crate::Features::encode_features(state, &mut x);
+            Some(self.0.value_dense(&x))
+        }
+        fn shallow(&self) -> Option<Arc<ShallowNet>> {
+            self.1.then(|| self.0.clone())
+        }
+    }
+
+    #[test]
+    fn the_searchers_own_incremental_network_gives_the_networks_values() {
+        let (f, h) = (<Banqi as crate::Features>::FEATURE_LEN, 16);
+        let mut rng = crate::rng_from_seed(5);
+        let net = Arc::new(ShallowNet {
+            features: f,
+            hidden: h,
+            input: (0..f * h).map(|_| rng.random_range(-0.3f32..0.3)).collect(),
+            input_bias: (0..h).map(|_| rng.random_range(-0.1f32..0.1)).collect(),
+            head: (0..h * 4).map(|_| rng.random_range(-0.5f32..0.5)).collect(),
+            head_bias: [0.0, 0.1, 0.0, 0.0],
+            margin_scale: 10.0,
+            margin_mix: 0.5,
+            score_scale: 3.0,
+        });
+        net.validate().unwrap();
+        let settings =
+            AbSettings { depth: 3, nodes: Some(u64::MAX / 2), tablebase: 0, ..AbSettings::default() };
+        let own: Arc<dyn Evaluator<Banqi>> = Arc::new(Shallow(net.clone(), true));
+        let lone: Arc<dyn Evaluator<Banqi>> = Arc::new(Shallow(net, false));
+        for g in midgames(31, 6) {
+            // Debug builds check every incremental accumulator against a full sum as well.
+            let mut a = Searcher::with_leaf(settings.clone(), Some(own.clone()));
+            let mut b = Searcher::with_leaf(settings.clone(), Some(lone.clone()));
+            let (ra, rb) = (a.search(&g, |_, _| {}), b.search(&g, |_, _| {}));
+            assert!(a.leaf.as_ref().unwrap().shallow.is_some() && b.leaf.as_ref().unwrap().shallow.is_none());
+            // Float sums in another order: scores agree to rounding.
+            assert!((ra.score - rb.score).abs() <= 2, "{ra:?} vs {rb:?} at {g}");
+            assert!(a.leaf.as_ref().unwrap().calls > 0);
         }
     }
 
