@@ -501,11 +501,13 @@ pub struct UciArgs {
     #[arg(short, long, value_parser = game_kind(), default_value = "banqi")]
     pub game: GameKind,
     /// How to search: `ab` (banqi-ab: expectiminimax with endgame tables; the default without
-    /// --model) or `mcts` (MCTS with chance nodes; the default with --model).
+    /// --model and with a one-layer `nano` model) or `mcts` (MCTS with chance nodes; the
+    /// default with a larger model).
     #[arg(long, value_enum)]
     pub search: Option<UciSearch>,
-    /// A trained model file: MCTS with its priors and its value mixed with a random playout.
-    /// Without one (and with --search mcts), MCTS with random-playout leaves.
+    /// A trained model file. With `ab`: its value at banqi-ab's leaves in place of the
+    /// handcrafted evaluation. With `mcts`: its priors and its value mixed with a random
+    /// playout (--lambda). Without one (and with --search mcts), random-playout leaves.
     #[arg(long)]
     pub model: Option<PathBuf>,
     /// With --model: share of the random playout in each leaf value (0: the network alone).

@@ -65,10 +65,16 @@ impl Session {
     }
 
     /// A session at the start position that searches with `banqi-ab` (default settings; the
-    /// budget comes from each `go`), keeping its endgame tables in `tables`.
-    pub fn alpha_beta(default_movetime: Duration, seed: u64, tables: Option<Arc<dyn TableStore>>) -> Session {
+    /// budget comes from each `go`), keeping its endgame tables in `tables`, its leaves valued
+    /// by `leaf` if given (a network) else by the handcrafted evaluation.
+    pub fn alpha_beta(
+        default_movetime: Duration,
+        seed: u64,
+        tables: Option<Arc<dyn TableStore>>,
+        leaf: Option<Arc<dyn Evaluator<Banqi>>>,
+    ) -> Session {
         let settings = AbSettings { store: tables.map(SharedTables), ..AbSettings::default() };
-        let searcher = Searcher::new(settings);
+        let searcher = Searcher::with_leaf(settings, leaf);
         let engine = Engine::AlphaBeta(Box::new(searcher));
         Session { state: Banqi::start(), engine, default_movetime, seed, searches: 0 }
     }
@@ -307,16 +313,30 @@ pub fn run(args: UciArgs) -> Result<()> {
         anyhow::bail!("the match protocol is for Banqi: `zeroplay uci --game banqi`");
     }
     let movetime = Duration::from_millis(args.movetime);
-    let search = args.search.unwrap_or(if args.model.is_some() { UciSearch::Mcts } else { UciSearch::Ab });
-    let mut session = match (search, &args.model) {
-        (UciSearch::Ab, Some(_)) => {
-            anyhow::bail!("--search ab takes no --model: the network plays through MCTS (--search mcts)")
+    // A one-layer (`nano`) model is banqi-ab's leaf evaluation; a larger one plays through
+    // MCTS (docs/benchmarks.md, issue 39).
+    let ab_leaf = match &args.model {
+        Some(path) => {
+            let leaf = crate::netload::loader::<Banqi>()(
+                &path.to_string_lossy(),
+                &engine::LeafSettings::net_alone(),
+            )
+            .map_err(anyhow::Error::msg)?;
+            Some(leaf)
         }
-        (UciSearch::Ab, None) => {
+        None => None,
+    };
+    let shallow = ab_leaf.as_ref().is_some_and(|l| l.shallow().is_some());
+    let search =
+        args.search.unwrap_or(if args.model.is_none() || shallow { UciSearch::Ab } else { UciSearch::Mcts });
+    let mut session = match (search, &args.model) {
+        (UciSearch::Ab, _) => {
             tracing::info!(
-                "zeroplay uci: banqi-ab (expectiminimax with endgame tables); reading commands on stdin"
+                model = ?args.model,
+                "zeroplay uci: banqi-ab (expectiminimax with endgame tables{}); reading commands on stdin",
+                if ab_leaf.is_some() { ", the model at its leaves" } else { "" }
             );
-            Session::alpha_beta(movetime, args.seed, modelfile::tables::default_store())
+            Session::alpha_beta(movetime, args.seed, modelfile::tables::default_store(), ab_leaf)
         }
         (UciSearch::Mcts, model) => {
             let evaluator: Arc<dyn Evaluator<Banqi>> = match model {
@@ -386,7 +406,10 @@ mod tests {
 
     #[test]
     fn go_finds_the_only_winning_capture() {
-        for mut s in [session(), Session::alpha_beta(Duration::from_millis(50), 1, None)] {
+        // banqi-ab with a leaf evaluator of its own (random playouts here; a network in use).
+        let playouts: Arc<dyn Evaluator<Banqi>> = Arc::new(engine::eval::Rollout::default());
+        let with_leaf = Session::alpha_beta(Duration::from_millis(50), 1, None, Some(playouts));
+        for mut s in [session(), Session::alpha_beta(Duration::from_millis(50), 1, None, None), with_leaf] {
             // Red's king takes black's last piece; anything else lets black's king live.
             say(&mut s, "position fen 8/8/Gg6/8 r - 0 1");
             let out = say(&mut s, "go nodes 200");
@@ -394,7 +417,7 @@ mod tests {
             assert!(out.iter().any(|l| l.starts_with("info depth")));
         }
         // banqi-ab reports the win as a mate in one ply.
-        let mut s = Session::alpha_beta(Duration::from_millis(50), 1, None);
+        let mut s = Session::alpha_beta(Duration::from_millis(50), 1, None, None);
         say(&mut s, "position fen 8/8/Gg6/8 r - 0 1");
         let out = say(&mut s, "go movetime 30");
         assert!(out.iter().any(|l| l.contains("score mate 1")), "{out:?}");

@@ -54,8 +54,16 @@ impl NetConfig {
 
     /// A named size: `nano` (64 wide, no residual block: the input layer and the heads, the
     /// size an alpha-beta searcher can afford at every leaf), `tiny` (64 wide, 1 block),
-    /// `small` (128, 2), `medium` (256, 3) or `large` (512, 4).
+    /// `small` (128, 2), `medium` (256, 3) or `large` (512, 4); or any `WIDTHxBLOCKS`
+    /// (`128x0`) that [`NetConfig::validate`] accepts.
     pub fn named(name: &str) -> Option<NetConfig> {
+        // `WIDTHxBLOCKS` (`128x0`): any size, for experiments between the named ones.
+        if let Some((w, b)) = name.split_once('x')
+            && let (Ok(hidden), Ok(blocks)) = (w.parse(), b.parse())
+        {
+            let cfg = NetConfig { hidden, blocks };
+            return cfg.validate().is_ok().then_some(cfg);
+        }
         let (hidden, blocks) = match name {
             "nano" => (64, 0),
             "tiny" => (64, 1),
@@ -338,6 +346,16 @@ mod tests {
         let data = [0u8; 4];
         let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &data).unwrap();
         safetensors::serialize([("x", view)], Some(meta.to_map().into_iter().collect())).unwrap()
+    }
+
+    #[test]
+    fn sizes_are_named_or_width_by_blocks() {
+        assert_eq!(NetConfig::named("nano"), Some(NetConfig { hidden: 64, blocks: 0 }));
+        assert_eq!(NetConfig::named("128x0"), Some(NetConfig { hidden: 128, blocks: 0 }));
+        assert_eq!(NetConfig::named("96x3"), Some(NetConfig { hidden: 96, blocks: 3 }));
+        for bad in ["0x1", "64x33", "x", "64x", "huge", "9999x0"] {
+            assert_eq!(NetConfig::named(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -13,10 +13,10 @@ use engine::GameKind;
 use engine::LeafSettings;
 use engine::agent::{AgentSpec, SharedTables};
 use engine::banqi::Banqi;
-use engine::banqi::ab::AbSettings;
+use engine::banqi::ab::{AbAgent, AbSettings};
 use engine::battlenumber::BattleNumber;
 use engine::trigolden::TriGolden;
-use model::ModelSlot;
+use model::{ModelSlot, NetSource};
 
 use crate::table::{AiFactory, Served};
 use crate::{AppState, ServeConfig, net_ai};
@@ -111,10 +111,19 @@ impl Hosted for Banqi {
         // A move's agent is new each time: the tables come from the disk cache.
         let settings = AbSettings { store: modelfile::tables::default_store().map(SharedTables), ..settings };
         Arc::new(move |time| {
-            if auto && slot.version() > 0 {
-                return net(time);
-            }
             let ab = AbSettings { time: Some(time), nodes: None, ..settings.clone() };
+            if auto && slot.version() > 0 {
+                // A one-layer (`nano`) model is what banqi-ab runs at its leaves, measured
+                // stronger than banqi-ab alone (docs/benchmarks.md, issue 39); a larger
+                // model plays through MCTS.
+                let leaf =
+                    model::net_leaf::<Banqi>(NetSource::Slot(slot.clone(), None), &LeafSettings::net_alone());
+                if leaf.shallow().is_none() {
+                    return net(time);
+                }
+                let name = format!("banqi-ab:time={}ms,model=served", time.as_millis());
+                return Box::new(AbAgent::with_leaf(ab, name, leaf));
+            }
             AgentSpec::BanqiAb(ab).build::<Banqi>()
         })
     }

@@ -95,8 +95,9 @@ pub struct ServeConfig {
     /// random playouts until there is a model), or an agent spec (`trigolden-user:…`,
     /// `trigolden-lite:…`, `mcts:…` without a network; its time is replaced by the game's).
     pub trigolden_agent: String,
-    /// Banqi AI: `auto` (MCTS with the Banqi model's leaves once `banqi_model` or the
-    /// coordinator gives one, `banqi-ab` until then), `banqi-ab[:…]` (always the
+    /// Banqi AI: `auto` (once `banqi_model` or the coordinator gives a model: `banqi-ab` with
+    /// the model at its leaves when it is a one-layer `nano` network, else MCTS with the
+    /// model's leaves; `banqi-ab` until then), `banqi-ab[:…]` (always the
     /// expectiminimax searcher with endgame tables; its time is replaced by the game's), or
     /// `net` (always MCTS: the model's leaves, random playouts until there is one).
     pub banqi_agent: String,
@@ -579,12 +580,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn banqi_plays_banqi_ab_until_a_model_arrives_unless_told_otherwise() {
-        let name = |agent: &str, with_model: bool| {
+    fn banqi_plays_banqi_ab_until_a_model_arrives_and_with_a_nano_model_at_its_leaves() {
+        let named = |agent: &str, net: Option<&str>| {
             let cfg = ServeConfig { banqi_agent: agent.into(), ..ServeConfig::default() };
             let state = AppState::new(cfg).unwrap();
-            if with_model {
-                let net_cfg = model::NetConfig::named("tiny").unwrap();
+            if let Some(net) = net {
+                let net_cfg = model::NetConfig::named(net).unwrap();
                 let net =
                     model::ValueNet::new(&net_cfg, Banqi::FEATURE_LEN, Banqi::POLICY_LEN, &model::cpu());
                 let meta = model::ModelMeta::for_game::<Banqi>(net_cfg, 10.0, model::ModelInfo::default());
@@ -593,8 +594,12 @@ mod tests {
             }
             (state.hosts.ai::<Banqi>())(Duration::from_millis(250)).name()
         };
+        let name = |agent: &str, with_model: bool| named(agent, with_model.then_some("tiny"));
         assert_eq!(name("auto", false), "banqi-ab:time=250ms");
         assert!(name("auto", true).starts_with("mcts:"), "{}", name("auto", true));
+        // A one-layer model is banqi-ab's leaf evaluation.
+        assert_eq!(named("auto", Some("nano")), "banqi-ab:time=250ms,model=served");
+        assert!(named("net", Some("nano")).starts_with("mcts:"));
         assert_eq!(name("banqi-ab:flips=6", true), "banqi-ab:time=250ms,flips=6");
         assert!(name("net", false).starts_with("mcts:"));
         for bad in ["random", "banqi-ab:foo=1", "trigolden-user"] {

@@ -24,7 +24,7 @@ use crate::data::Sample;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainSettings {
-    /// Named network size: `nano`, `tiny`, `small`, `medium` or `large`.
+    /// Network size: `nano`, `tiny`, `small`, `medium` or `large`, or `WIDTHxBLOCKS` (`128x0`).
     pub net: String,
     /// Positions per batch.
     pub batch_size: usize,
@@ -96,8 +96,9 @@ impl TrainSettings {
     /// # Errors
     /// A description of the first bad field.
     pub fn validate(&self) -> Result<NetConfig, String> {
-        let net = NetConfig::named(&self.net)
-            .ok_or_else(|| format!("net {:?} is not one of {:?}", self.net, NetConfig::NAMES))?;
+        let net = NetConfig::named(&self.net).ok_or_else(|| {
+            format!("net {:?} is not one of {:?} or WIDTHxBLOCKS", self.net, NetConfig::NAMES)
+        })?;
         if self.batch_size == 0 || self.batch_size > 65_536 {
             return Err(format!("batch_size {} is outside 1..=65536", self.batch_size));
         }

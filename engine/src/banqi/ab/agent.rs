@@ -51,6 +51,16 @@ impl AbAgent {
     pub fn new(settings: AbSettings, name: String) -> AbAgent {
         AbAgent { name, searcher: Searcher::new(settings) }
     }
+
+    /// An agent whose leaves `leaf` values (a network already loaded: the play server's
+    /// served model), as [`Searcher::with_leaf`].
+    pub fn with_leaf(
+        settings: AbSettings,
+        name: String,
+        leaf: std::sync::Arc<dyn crate::Evaluator<Banqi>>,
+    ) -> AbAgent {
+        AbAgent { name, searcher: Searcher::with_leaf(settings, Some(leaf)) }
+    }
 }
 
 impl Agent<Banqi> for AbAgent {
