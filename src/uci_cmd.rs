@@ -314,29 +314,39 @@ pub fn run(args: UciArgs) -> Result<()> {
     }
     let movetime = Duration::from_millis(args.movetime);
     // A one-layer (`nano`) model is banqi-ab's leaf evaluation; a larger one plays through
-    // MCTS (docs/benchmarks.md, issue 39).
-    let ab_leaf = match &args.model {
+    // MCTS (docs/benchmarks.md, issue 39). The metadata decides, so the model loads once.
+    let one_layer = match &args.model {
         Some(path) => {
-            let leaf = crate::netload::loader::<Banqi>()(
-                &path.to_string_lossy(),
-                &engine::LeafSettings::net_alone(),
-            )
-            .map_err(anyhow::Error::msg)?;
-            Some(leaf)
+            let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
+            let meta =
+                model::read_meta(&bytes).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
+            meta.net.blocks == 0
         }
-        None => None,
+        None => false,
     };
-    let shallow = ab_leaf.as_ref().is_some_and(|l| l.shallow().is_some());
-    let search =
-        args.search.unwrap_or(if args.model.is_none() || shallow { UciSearch::Ab } else { UciSearch::Mcts });
+    let search = args.search.unwrap_or(if args.model.is_none() || one_layer {
+        UciSearch::Ab
+    } else {
+        UciSearch::Mcts
+    });
     let mut session = match (search, &args.model) {
-        (UciSearch::Ab, _) => {
+        (UciSearch::Ab, model) => {
+            let leaf = match model {
+                Some(path) => Some(
+                    crate::netload::loader::<Banqi>()(
+                        &path.to_string_lossy(),
+                        &engine::LeafSettings::net_alone(),
+                    )
+                    .map_err(anyhow::Error::msg)?,
+                ),
+                None => None,
+            };
             tracing::info!(
                 model = ?args.model,
                 "zeroplay uci: banqi-ab (expectiminimax with endgame tables{}); reading commands on stdin",
-                if ab_leaf.is_some() { ", the model at its leaves" } else { "" }
+                if leaf.is_some() { ", the model at its leaves" } else { "" }
             );
-            Session::alpha_beta(movetime, args.seed, modelfile::tables::default_store(), ab_leaf)
+            Session::alpha_beta(movetime, args.seed, modelfile::tables::default_store(), leaf)
         }
         (UciSearch::Mcts, model) => {
             let evaluator: Arc<dyn Evaluator<Banqi>> = match model {

@@ -194,6 +194,16 @@ mod layout_tests {
     use crate::game::{Actor, Game};
     use rand::RngExt;
 
+    /// A uniformly random legal action, or a reveal drawn from the pool at a chance node.
+    fn random_action(g: &Banqi, chances: &mut Vec<(Action, f32)>, rng: &mut crate::Rng) -> Action {
+        if g.to_move() == Actor::Chance {
+            return crate::game::sample_chance(g, chances, rng);
+        }
+        let mut actions = Vec::new();
+        g.legal_actions(&mut actions);
+        actions[rng.random_range(0..actions.len())]
+    }
+
     #[test]
     fn active_features_name_each_nonzero_input_once() {
         let mut chances = Vec::new();
@@ -212,13 +222,7 @@ mod layout_tests {
                 let n = seen.iter().filter(|&&s| s).count();
                 assert!((32..=32 + 1 + 19).contains(&n), "{n} active inputs at {g}");
                 checked += 1;
-                let a = if g.to_move() == Actor::Chance {
-                    crate::game::sample_chance(&g, &mut chances, &mut rng)
-                } else {
-                    let mut actions = Vec::new();
-                    g.legal_actions(&mut actions);
-                    actions[rng.random_range(0..actions.len())]
-                };
+                let a = random_action(&g, &mut chances, &mut rng);
                 g.play(a).unwrap();
             }
         }
@@ -241,13 +245,7 @@ mod layout_tests {
             let mut g = Banqi::new_game(&Default::default());
             let mut kept = [dense(&g, Colour::Red), dense(&g, Colour::Black)];
             while g.outcome().is_none() {
-                let a = if g.to_move() == Actor::Chance {
-                    crate::game::sample_chance(&g, &mut chances, &mut rng)
-                } else {
-                    let mut actions = Vec::new();
-                    g.legal_actions(&mut actions);
-                    actions[rng.random_range(0..actions.len())]
-                };
+                let a = random_action(&g, &mut chances, &mut rng);
                 let mut next = g.clone();
                 next.play(a).unwrap();
                 for me in [Colour::Red, Colour::Black] {

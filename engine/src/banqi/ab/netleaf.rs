@@ -64,9 +64,6 @@ impl NetLeaf {
     #[inline]
     pub(super) fn derive(&mut self, parent: &Banqi, child: &Banqi, ply: usize) {
         let Some(n) = &self.shallow else { return };
-        if self.stack.is_empty() {
-            return;
-        }
         let w = 2 * n.hidden;
         let (before, after) = self.stack.split_at_mut(ply * w);
         let accs = &mut after[..w];
@@ -100,7 +97,8 @@ impl NetLeaf {
         }
         self.calls += 1;
         let lone = match &self.shallow {
-            Some(n) if !self.stack.is_empty() => {
+            // `root` sized the stack for this search's network.
+            Some(n) => {
                 let h = n.hidden;
                 let at = (ply * 2 + pos.view().index()) * h;
                 self.acc.clear();
@@ -118,13 +116,6 @@ impl NetLeaf {
                         );
                     }
                 }
-                Some(n.value(acc))
-            }
-            Some(n) => {
-                self.acc.clear();
-                self.acc.extend_from_slice(&n.input_bias);
-                let acc = &mut self.acc;
-                pos.active_features(|i, x| n.add_row(i, x, acc));
                 Some(n.value(acc))
             }
             None => self.net.mover_value(pos),
