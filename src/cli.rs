@@ -370,9 +370,12 @@ pub struct StrengthArgs {
     /// The model file (default: the run's trainer/models/best.safetensors).
     #[arg(long)]
     pub model: Option<PathBuf>,
-    /// Which agents: net (the network alone: lambda=0, no knowledge priors) and/or mixed (the
-    /// leaf `zeroplay serve` plays), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "net,mixed")]
+    /// Which agents, comma-separated: net (the network alone: lambda=0, no knowledge priors)
+    /// and mixed (the leaf `zeroplay serve` plays) against the game's reference opponent;
+    /// searcher (Banqi only: banqi-ab with the model valuing its leaves, as `serve` plays a
+    /// nano model) against banqi-ab alone. Default: net and the agent `serve` plays with
+    /// the model (searcher for a nano Banqi model, otherwise mixed).
+    #[arg(long, value_delimiter = ',')]
     pub agents: Vec<String>,
     /// Side-swapped matches per agent.
     #[arg(short = 'n', long, default_value_t = 200)]

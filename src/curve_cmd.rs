@@ -128,7 +128,7 @@ pub fn run(args: CurveArgs) -> Result<()> {
         let m = crate::strength_cmd::measure(
             args.game,
             &PathBuf::from(model),
-            crate::strength_cmd::NETWORK_ALONE,
+            crate::strength_cmd::Ours::Net,
             (args.time_ms, args.opponent_time_ms),
             args.matches,
             args.match_seed,

@@ -37,3 +37,14 @@ pub fn run_model(run: Option<&Path>, model: Option<&Path>) -> Result<(PathBuf, V
     let game = meta.game.parse().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
     Ok((path, bytes, game))
 }
+
+/// Whether the model at `path` is one-layer (`nano`: no residual block), read from its metadata
+/// without building the network: such a model plays inside Banqi's `banqi-ab`.
+///
+/// # Errors
+/// A file that cannot be read or whose metadata does not parse.
+pub fn one_layer(path: &std::path::Path) -> Result<bool> {
+    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
+    let meta = model::read_meta(&bytes).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
+    Ok(meta.net.blocks == 0)
+}

@@ -379,7 +379,7 @@ pub fn local(args: LocalArgs) -> Result<()> {
         );
         let trained = history.is_some();
         if let Some(h) = history {
-            print!("{}", crate::train_cmd::run_report(&h, &data_dir.join("trainer"), tcfg.min_new_positions, &tcfg.gate));
+            print!("{}", crate::train_cmd::run_report(&h, &data_dir.join("trainer"), &tcfg));
         }
         anyhow::Ok((trained, interrupted))
     })?;
@@ -414,8 +414,19 @@ fn play_time(
     if !best.exists() {
         return Ok(());
     }
+    // What a player meets: a one-layer model inside the game's own searcher where the server
+    // plays it so (Banqi's banqi-ab), otherwise the network alone.
+    let ours = if game == engine::GameKind::Banqi && crate::netload::one_layer(&best)? {
+        crate::strength_cmd::Ours::Searcher
+    } else {
+        crate::strength_cmd::Ours::Net
+    };
+    let against = match ours {
+        crate::strength_cmd::Ours::Searcher => "banqi-ab alone, the AI served before any model",
+        _ => "the user's AI",
+    };
     println!(
-        "\nmeasuring the best model at play time: {matches} side-swapped matches at equal time per move against the user's AI (--measure-matches 0 skips this)…"
+        "\nmeasuring the best model at play time: {matches} side-swapped matches at equal time per move against {against} (--measure-matches 0 skips this)…"
     );
     let threads = crate::arena_cmd::thread_count(0).min(matches as usize);
     let model = best.clone();
@@ -424,15 +435,7 @@ fn play_time(
     let rt = runtime()?;
     let measured = rt.block_on(async move {
         let arena = tokio::task::spawn_blocking(move || {
-            crate::strength_cmd::measure(
-                game,
-                &model,
-                crate::strength_cmd::NETWORK_ALONE,
-                (ms, ms),
-                matches,
-                seed,
-                threads,
-            )
+            crate::strength_cmd::measure(game, &model, ours, (ms, ms), matches, seed, threads)
         });
         tokio::select! {
             m = arena => Some(m),
@@ -450,8 +453,12 @@ fn play_time(
     let m = m??;
     let times = ms.map_or_else(String::new, |ms| format!(" --time-ms {ms} --opponent-time-ms {ms}"));
     let command = format!(
-        "zeroplay strength --run {} --agents net -n {matches} -j {threads} --seed {seed}{times}",
-        run.display()
+        "zeroplay strength --run {} --agents {} -n {matches} -j {threads} --seed {seed}{times}",
+        run.display(),
+        match ours {
+            crate::strength_cmd::Ours::Searcher => "searcher",
+            _ => "net",
+        }
     );
     println!(
         "{}\nthe same measurement again, or with more matches: {command}",

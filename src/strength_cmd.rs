@@ -23,6 +23,10 @@ struct Protocol {
     opening_plies: u32,
     /// The mixed leaf: what the served agent adds to the network.
     mixed: &'static str,
+    /// The game's own searcher, with `{ms}` for its time, where a one-layer network plays
+    /// inside it (Banqi's `banqi-ab`): [`Ours::Searcher`] is it with the model at its leaves,
+    /// against it alone.
+    searcher: Option<&'static str>,
 }
 
 fn protocol(game: GameKind) -> Protocol {
@@ -32,18 +36,58 @@ fn protocol(game: GameKind) -> Protocol {
             opponent: "trigolden-user:time={ms}ms",
             opening_plies: 0,
             mixed: "lambda=0,knowledge=0.5",
+            searcher: None,
         },
         GameKind::BattleNumber | GameKind::Banqi => Protocol {
             ms: 100,
             opponent: "mcts:time={ms}ms,eval=rollout",
             opening_plies: 6,
             mixed: "lambda=0.5",
+            searcher: (game == GameKind::Banqi).then_some("banqi-ab:time={ms}ms"),
         },
+    }
+}
+
+/// Which of our agents a measurement plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ours {
+    /// The network alone: MCTS with [`NETWORK_ALONE`] leaves, against the reference opponent.
+    Net,
+    /// MCTS with the leaf the server mixes (a playout, knowledge priors), against the
+    /// reference opponent.
+    Mixed,
+    /// The game's own searcher with the model valuing its leaves, against that searcher alone
+    /// (Banqi: `banqi-ab` with a `nano` model, what `serve` plays with one).
+    Searcher,
+}
+
+impl Ours {
+    /// `--agents`' name for it.
+    pub fn parse(name: &str) -> Result<Ours> {
+        match name {
+            "net" => Ok(Ours::Net),
+            "mixed" => Ok(Ours::Mixed),
+            "searcher" => Ok(Ours::Searcher),
+            other => anyhow::bail!(
+                "agent {other:?}: net (the network alone), mixed (the served leaf) or searcher (Banqi: banqi-ab with the model at its leaves)"
+            ),
+        }
+    }
+
+    /// Its name in a table row or a line of output.
+    fn describe(self) -> &'static str {
+        match self {
+            Ours::Net => "the network alone",
+            Ours::Mixed => "the mixed leaf",
+            Ours::Searcher => "the game's searcher with the network at its leaves",
+        }
     }
 }
 
 /// One measured row: the arena's report, our agent's spec, the opponent's and the openings.
 pub struct Measured {
+    /// Which of our agents played.
+    pub ours: Ours,
     /// The arena's result, from our agent's side.
     pub report: crate::arena_cmd::ArenaReport,
     /// Our agent's spec.
@@ -58,24 +102,38 @@ pub struct Measured {
 /// priors. Every figure the project calls the network alone is measured with these keys.
 pub const NETWORK_ALONE: &str = "lambda=0";
 
-/// Plays `model` with the leaf keys `leaf` ([`NETWORK_ALONE`] for the network alone) against the
-/// game's reference opponent at the documented protocol (`ms`/`opp_ms` override the time).
+/// Plays `ours` with `model` against its opponent at the documented protocol (`times`
+/// overrides our time and the opponent's): [`Ours::Net`] and [`Ours::Mixed`] meet the game's
+/// reference opponent, [`Ours::Searcher`] the game's own searcher alone.
 ///
 /// # Errors
-/// A bad spec or a model that does not load.
+/// A bad spec, a model that does not load, or [`Ours::Searcher`] for a game without one.
 pub fn measure(
     game: GameKind,
     model: &std::path::Path,
-    leaf: &str,
+    ours: Ours,
     times: (Option<u32>, Option<u32>),
     matches: u32,
     seed: u64,
     threads: usize,
 ) -> Result<Measured> {
     let p = protocol(game);
-    let ms = times.0.unwrap_or(p.ms);
-    let opponent = p.opponent.replace("{ms}", &times.1.unwrap_or(p.ms).to_string());
-    let agent = format!("mcts:time={ms}ms,eval=net,model={},batch=8,{leaf}", model.display());
+    let ms = times.0.unwrap_or(p.ms).to_string();
+    let opp_ms = times.1.unwrap_or(p.ms).to_string();
+    let net = |leaf: &str| format!("mcts:time={ms}ms,eval=net,model={},batch=8,{leaf}", model.display());
+    let (agent, opponent) = match ours {
+        Ours::Net => (net(NETWORK_ALONE), p.opponent.replace("{ms}", &opp_ms)),
+        Ours::Mixed => (net(p.mixed), p.opponent.replace("{ms}", &opp_ms)),
+        Ours::Searcher => {
+            let Some(searcher) = p.searcher else {
+                anyhow::bail!("{game} has no searcher that plays a network at its leaves: use net or mixed")
+            };
+            (
+                format!("{},model={}", searcher.replace("{ms}", &ms), model.display()),
+                searcher.replace("{ms}", &opp_ms),
+            )
+        }
+    };
     let cfg = ArenaConfig {
         game,
         agent_a: agent.clone(),
@@ -91,7 +149,7 @@ pub fn measure(
         let opts = cfg.options.checked::<G>().map_err(anyhow::Error::msg)?;
         crate::arena_cmd::run_arena::<G>(&cfg, &opts, &sa, &sb, true, &crate::netload::loader::<G>)?
     });
-    Ok(Measured { report, agent, opponent, opening_plies: p.opening_plies })
+    Ok(Measured { ours, report, agent, opponent, opening_plies: p.opening_plies })
 }
 
 /// An Elo figure with its 95% interval, an unbounded end written ±∞ (`+123 [+55, +202]`).
@@ -114,7 +172,8 @@ pub fn elo_interval_text(elo: Option<f64>, lo: Option<f64>, hi: Option<f64>, ahe
 pub fn play_time_line(m: &Measured, seed: u64) -> String {
     let r = &m.report;
     format!(
-        "at play time: the network alone ({}) against {}: {:.1}% ({} W, {} D, {} L) in {} side-swapped matches ({} random opening plies, seed {seed}), Elo {} — unlike the models table, this is what a player meets",
+        "at play time: {} ({}) against {}: {:.1}% ({} W, {} D, {} L) in {} side-swapped matches ({} random opening plies, seed {seed}), Elo {} — unlike the models table, this is what a player meets",
+        m.ours.describe(),
         m.agent,
         m.opponent,
         100.0 * r.points_a / f64::from(r.matches.max(1)),
@@ -138,16 +197,20 @@ pub fn run(args: StrengthArgs) -> Result<()> {
     let opp_ms = args.opponent_time_ms.unwrap_or(p.ms);
     let mut rows = String::new();
     let mut commands = String::new();
-    for agent in &args.agents {
-        let leaf = match agent.as_str() {
-            "net" => NETWORK_ALONE,
-            "mixed" => p.mixed,
-            other => anyhow::bail!("agent {other:?}: net (the network alone) or mixed (the served leaf)"),
-        };
+    let agents = if args.agents.is_empty() {
+        // The network alone, and the agent `serve` plays with this model.
+        let served =
+            if p.searcher.is_some() && crate::netload::one_layer(&model)? { "searcher" } else { "mixed" };
+        vec!["net".to_string(), served.to_string()]
+    } else {
+        args.agents.clone()
+    };
+    for agent in &agents {
+        let ours = Ours::parse(agent)?;
         let Measured { report, agent: a, opponent, .. } = measure(
             game,
             &model,
-            leaf,
+            ours,
             (args.time_ms, args.opponent_time_ms),
             args.matches,
             args.seed,
@@ -157,9 +220,12 @@ pub fn run(args: StrengthArgs) -> Result<()> {
         let pct = 100.0 * report.points_a / f64::from(report.matches.max(1));
         let _ = writeln!(
             rows,
-            "| {} ({}) | {} | {} ms / {} ms | {} | {} | **{pct:.1}%** ({} W, {} D, {} L) | {} |",
-            if agent == "net" { "network alone" } else { "mixed leaf" },
-            leaf,
+            "| {} | {} | {} ms / {} ms | {} | {} | **{pct:.1}%** ({} W, {} D, {} L) | {} |",
+            match ours {
+                Ours::Net => format!("network alone ({NETWORK_ALONE})"),
+                Ours::Mixed => format!("mixed leaf ({})", p.mixed),
+                Ours::Searcher => "searcher with the network at its leaves".into(),
+            },
             opponent,
             ms,
             opp_ms,
@@ -183,4 +249,19 @@ pub fn run(args: StrengthArgs) -> Result<()> {
     print!("{rows}");
     println!("\n```sh\n{commands}```");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_banqi_has_a_searcher_that_plays_the_network() {
+        assert_eq!(Ours::parse("searcher").unwrap(), Ours::Searcher);
+        assert!(Ours::parse("alone").unwrap_err().to_string().contains("net (the network alone)"));
+        let nowhere = std::path::Path::new("no-such-model.safetensors");
+        let e = measure(GameKind::BattleNumber, nowhere, Ours::Searcher, (None, None), 1, 1, 1);
+        assert!(e.err().unwrap().to_string().contains("has no searcher"));
+        assert_eq!(protocol(GameKind::Banqi).searcher, Some("banqi-ab:time={ms}ms"));
+    }
 }

@@ -154,7 +154,7 @@ pub fn train(args: TrainArgs) -> Result<()> {
     }
     let (h, c, t) = (rt.handle(), args.coordinator, args.token);
     let history = engine::with_game!(cfg.game, |G| train_game::<G>(&cfg, &device, h, c, t, &stop, &metrics)?);
-    print!("{}", run_report(&history, &cfg.run_dir, cfg.min_new_positions, &cfg.gate));
+    print!("{}", run_report(&history, &cfg.run_dir, &cfg));
     Ok(())
 }
 
@@ -318,9 +318,9 @@ that nothing reads (`policy_len` is 0), and the search's priors are uniform.
 pub fn run_report(
     history: &[trainer::pipeline::RatingEntry],
     run_dir: &Path,
-    min_new: usize,
-    gate: &engine::gating::GateSettings,
+    cfg: &trainer::pipeline::PipelineConfig,
 ) -> String {
+    let (min_new, gate) = (cfg.min_new_positions, &cfg.gate);
     let mut out = String::new();
     if history.is_empty() {
         out.push_str(&format!(
@@ -335,10 +335,17 @@ pub fn run_report(
     ));
     // The ratings are measured at the gate's budget, which is not what a player meets: say
     // so on the same screen, with the command that measures at equal time.
+    // A one-layer model of a game with its own searcher is gated inside it (model::gate_agent).
+    let one_layer = model::NetConfig::named(&cfg.train.net).is_some_and(|n| n.blocks == 0);
+    let inside =
+        engine::with_game!(cfg.game, |G| <G as engine::agent::GameAgents>::shallow_net_searcher(gate.sims))
+            .filter(|_| one_layer);
+    let budget = match inside {
+        Some(spec) => format!("{spec} for both sides, the network alone at the candidate's leaves"),
+        None => format!("{} simulations a move for both sides, leaf lambda={}", gate.sims, gate.leaf.lambda),
+    };
     out.push_str(&format!(
-        "these Elo figures are at the gate's budget ({} simulations a move for both sides, leaf lambda={}), not at equal time per move; `zeroplay strength --run {}` measures the network alone and the served agent at equal time\n",
-        gate.sims,
-        gate.leaf.lambda,
+        "these Elo figures are at the gate's budget ({budget}), not at equal time per move; `zeroplay strength --run {}` measures the network alone and the served agent at equal time\n",
         run_dir.parent().unwrap_or(run_dir).display()
     ));
     out.push_str(&trainer::pipeline::summary(history, run_dir));

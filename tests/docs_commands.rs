@@ -191,7 +191,12 @@ fn scale(args: &[String], work: &Path, coord_port: u16) -> (Vec<String>, Option<
             let tiny = work.join("docs-tiny-train.toml");
             // TriGolden's games are short in positions and slow to play: fewer of them.
             let min_new = if a.iter().any(|w| w == "trigolden") { "100" } else { "300" };
-            std::fs::write(&tiny, TINY_TRAIN.replace("{min_new}", min_new)).unwrap();
+            let mut train = TINY_TRAIN.replace("{min_new}", min_new);
+            if a.iter().any(|w| w == "banqi") {
+                // Banqi's default network, which is gated, measured and served inside banqi-ab.
+                train = train.replace("net = \"tiny\"", "net = \"nano\"");
+            }
+            std::fs::write(&tiny, train).unwrap();
             // The time limit only bounds a stuck run: the trainer's one round ends it.
             a.extend(["--sims", "8", "--slots", "2", "--minutes", "8", "--train-config"].map(String::from));
             a.push(tiny.to_str().unwrap().into());
@@ -481,6 +486,16 @@ fn every_documented_command_runs_as_written() {
         };
         if args[0] == "uci" {
             assert!(printed.contains("uciok") && printed.contains("bestmove"), "{}: {printed}", c.place);
+        }
+        if args[0] == "local" && args.iter().any(|w| w == "banqi") {
+            // What a player meets with a nano model: banqi-ab with it at the leaves, against
+            // banqi-ab alone, the AI served before any model.
+            assert!(
+                printed.contains("at play time: the game's searcher with the network at its leaves (banqi-ab:time=10ms,model=")
+                    && printed.contains(") against banqi-ab:time=10ms:"),
+                "{}: {printed}",
+                c.place
+            );
         }
         eprintln!("  ... {:.1}s", started.elapsed().as_secs_f64());
         let missing = named_paths_missing(&printed, work);

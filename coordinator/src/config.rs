@@ -423,9 +423,13 @@ impl CoordinatorConfig {
             if let Some(t) =
                 g.settings.teacher_spec().map_err(|e| ConfigError(format!("games.{name}: {e}")))?
             {
-                // Building it is the check that its game has it (a teacher loads no network).
+                // Building it is the check that its game has it; a `model=served` teacher is
+                // built over the uniform evaluator here (its worker hands it its model slot).
                 engine::with_game!(*name, |G| t
-                    .build_with::<G>(&|_, _| Err("no network".into()))
+                    .build_with::<G>(&|_, _| {
+                        Ok(std::sync::Arc::new(engine::eval::Uniform)
+                            as std::sync::Arc<dyn engine::Evaluator<G>>)
+                    })
                     .map(|_| ()))
                 .map_err(|e| ConfigError(format!("games.{name}.settings.teacher: {e}")))?;
             }
@@ -497,5 +501,10 @@ mod tests {
         assert!(e.contains("games.battlenumber.settings.teacher") && e.contains("not an agent of"), "{e}");
         let e = parse("[games.banqi.settings]\nteacher = \"banqi-ab:nodes=x\"\n").unwrap_err();
         assert!(e.contains("teacher"), "{e}");
+        // The worker's own model, not a file a worker would have to find.
+        parse("[games.banqi.settings]\nteacher = \"banqi-ab:nodes=20000,model=served\"\n").unwrap();
+        let e = parse("[games.banqi.settings]\nteacher = \"banqi-ab:nodes=20000,model=best.safetensors\"\n")
+            .unwrap_err();
+        assert!(e.contains("model file"), "{e}");
     }
 }

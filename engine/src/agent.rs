@@ -115,6 +115,11 @@ pub enum EvalSpec {
     },
 }
 
+/// The `model=` of a spec that names the model its program serves now, not a file: a
+/// worker's newest model, followed between moves (a self-play teacher's
+/// `banqi-ab:nodes=20000,model=served`).
+pub const SERVED_MODEL: &str = "served";
+
 /// Loads a model file and builds its network leaf under the given [`LeafSettings`] (supplied
 /// by a crate that can read files and run networks: `model::net_leaf` is the recipe).
 pub type NetLoader<'a, G> = dyn Fn(&str, &LeafSettings) -> Result<Arc<dyn Evaluator<G>>, String> + 'a;
@@ -165,6 +170,16 @@ pub trait GameAgents: Game {
     /// budget of about equal time. `None` (Battle Number): the user's AI is MCTS with the
     /// rollout evaluator, which gating builds itself.
     fn user_ai(sims: u64) -> Option<AgentSpec> {
+        let _ = sims;
+        None
+    }
+
+    /// The game's own searcher that plays a one-layer network ([`Evaluator::shallow`]) at its
+    /// leaves, at a budget of `sims` simulations a turn, as a spec without its `model`: how
+    /// gating and rating play such a network, because it is how the game serves one. Banqi:
+    /// `banqi-ab` at the node budget of [`GameAgents::user_ai`]. `None` (the default): such a
+    /// network plays through MCTS like any other.
+    fn shallow_net_searcher(sims: u64) -> Option<AgentSpec> {
         let _ = sims;
         None
     }
@@ -503,8 +518,27 @@ fn turn_keys(
 impl AgentSpec {
     /// Whether building this agent loads a network (`eval=net`).
     pub fn uses_net(&self) -> bool {
-        matches!(self, AgentSpec::Mcts(MctsSpec { eval: EvalSpec::Net { .. }, .. }))
-            || matches!(self, AgentSpec::BanqiAb(AbSettings { model: Some(_), .. }))
+        self.model().is_some()
+    }
+
+    /// The network the spec names (`model=`), if any.
+    pub fn model(&self) -> Option<&str> {
+        match self {
+            AgentSpec::BanqiAb(AbSettings { model: Some(m), .. }) => Some(m),
+            AgentSpec::Mcts(MctsSpec { eval: EvalSpec::Net { model, .. }, .. }) => Some(model),
+            _ => None,
+        }
+    }
+
+    /// This spec with its network named `model` (`banqi-ab`'s `model=`, and MCTS's with
+    /// `eval=net`; other specs are returned as they are).
+    pub fn with_model(mut self, model: &str) -> AgentSpec {
+        match &mut self {
+            AgentSpec::BanqiAb(s) => s.model = Some(model.into()),
+            AgentSpec::Mcts(MctsSpec { eval: EvalSpec::Net { model: m, .. }, .. }) => *m = model.into(),
+            _ => {}
+        }
+        self
     }
 
     /// This spec with `store` as the place its endgame tables are kept between processes

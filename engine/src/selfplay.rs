@@ -44,8 +44,11 @@ pub struct SelfPlaySettings {
     pub c_puct: f32,
     /// An agent spec that plays both seats instead of MCTS (empty: MCTS self-play), such as
     /// `banqi-ab:nodes=20000`: training data from a stronger searcher than the network's own
-    /// (its moves become one-hot policy targets, its search value the root value). It must
-    /// name no network, and a node budget keeps its games replayable from their seeds.
+    /// (its moves become one-hot policy targets, its search value the root value). A node
+    /// budget keeps its games replayable from their seeds. It names no model file; with
+    /// `model=served` it plays with the worker's newest model at its leaves once that is
+    /// one-layer (`banqi-ab:nodes=20000,model=served`: the network-in-search agent teaching the
+    /// next network), each move recording the model version that searched it.
     pub teacher: String,
     /// With a teacher: the probability that a move at a ply below `teacher_random_plies` is
     /// a uniformly random legal one instead (exploration; such moves are not policy targets).
@@ -192,16 +195,17 @@ impl SelfPlaySettings {
     /// The teacher's parsed spec (`None`: MCTS self-play).
     ///
     /// # Errors
-    /// [`SettingsError`] if `teacher` is not an agent spec or names a network.
+    /// [`SettingsError`] if `teacher` is not an agent spec or names a model file.
     pub fn teacher_spec(&self) -> Result<Option<AgentSpec>, SettingsError> {
         if self.teacher.trim().is_empty() {
             return Ok(None);
         }
         let spec: AgentSpec = self.teacher.parse().map_err(|e| SettingsError(format!("teacher: {e}")))?;
-        if spec.uses_net() {
+        if spec.model().is_some_and(|m| m != crate::agent::SERVED_MODEL) {
             return Err(SettingsError(format!(
-                "teacher {:?} names a network; a teacher plays without one",
-                self.teacher
+                "teacher {:?} names a model file; a teacher plays without a network or with the worker's own (`model={}`)",
+                self.teacher,
+                crate::agent::SERVED_MODEL
             )));
         }
         Ok(Some(spec))
@@ -554,10 +558,12 @@ fn sample_by_visits<A: Copy>(
 /// game depends only on its seed), checking `stop` before every action; `Ok(None)` if
 /// stopped. A teacher's move is a full search with one-hot visits and its search value as
 /// the root value; a random exploration move ([`SelfPlaySettings::teacher_random`]) has no
-/// visits. Nobody resigns.
+/// visits. Nobody resigns. A teacher with `model=served` values with `served` (the worker's
+/// model slot), taking its newest model before each move ([`Evaluator::begin_move`]) and
+/// recording that model's version with the move.
 ///
 /// # Errors
-/// If the teacher is not an agent of `G`.
+/// If the teacher is not an agent of `G`, or names `model=served` without `served`.
 ///
 /// # Panics
 /// If `start` is a finished game.
@@ -565,13 +571,17 @@ pub fn play_teacher_game_until<G: GameAgents>(
     start: &G,
     settings: &SelfPlaySettings,
     teacher: &AgentSpec,
+    served: Option<&std::sync::Arc<dyn crate::eval::Evaluator<G>>>,
     seed: u64,
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<SelfPlayGame<G>>, String> {
     assert!(start.outcome().is_none(), "self-play from a finished game");
-    let no_net =
-        |_: &str, _: &crate::leaf::LeafSettings| Err("a teacher plays without a network".to_string());
-    let mut agents: [Box<dyn Agent<G>>; 2] = [teacher.build_with(&no_net)?, teacher.build_with(&no_net)?];
+    let net = |m: &str, _: &crate::leaf::LeafSettings| match served {
+        Some(n) if m == crate::agent::SERVED_MODEL => Ok(n.clone()),
+        _ => Err(format!("a teacher plays without a network or with the served one, not {m:?}")),
+    };
+    let mut agents: [Box<dyn Agent<G>>; 2] = [teacher.build_with(&net)?, teacher.build_with(&net)?];
+    let served = served.filter(|_| teacher.uses_net());
     let mut rng = crate::rng_from_seed(seed);
     let deal = crate::derive_seed(seed, crate::arena::DEAL_STREAM);
     let mut state = start.clone();
@@ -605,11 +615,14 @@ pub fn play_teacher_game_until<G: GameAgents>(
                     plain(legal[rng.random_range(0..legal.len())])
                 } else {
                     let mut value = 0.0;
+                    // The newest model, pinned for this move's search.
+                    let model_version = served.map_or(0, |n| n.begin_move());
                     let a = agents[seat.index()].choose(&state, &mut rng, &mut |p| value = p.value);
                     MoveStats {
                         visits: vec![(a, 1)],
                         root_value: value.clamp(-1.0, 1.0),
                         full_search: true,
+                        model_version,
                         ..plain(a)
                     }
                 }
@@ -850,8 +863,8 @@ mod tests {
         };
         let spec = s.teacher_spec().unwrap().expect("a teacher");
         let start = Banqi::start();
-        let a = play_teacher_game_until(&start, &s, &spec, 9, &|| false).unwrap().unwrap();
-        let b = play_teacher_game_until(&start, &s, &spec, 9, &|| false).unwrap().unwrap();
+        let a = play_teacher_game_until(&start, &s, &spec, None, 9, &|| false).unwrap().unwrap();
+        let b = play_teacher_game_until(&start, &s, &spec, None, 9, &|| false).unwrap().unwrap();
         assert_eq!(a.moves, b.moves, "a game is fixed by its seed");
         let mut state = start.clone();
         let (mut taught, mut random) = (0, 0);
@@ -872,12 +885,60 @@ mod tests {
         }
         assert_eq!(state.outcome(), Some(a.outcome));
         assert!(taught > 10 && random > 0, "{taught} taught, {random} random");
-        let other = play_teacher_game_until(&start, &s, &spec, 10, &|| false).unwrap().unwrap();
+        let other = play_teacher_game_until(&start, &s, &spec, None, 10, &|| false).unwrap().unwrap();
         assert_ne!(other.moves, a.moves, "another seed, another deal");
         // A teacher another game does not have is refused, not played.
         let bn = BattleNumber::new_game(&Options::default());
-        assert!(play_teacher_game_until(&bn, &s, &spec, 1, &|| false).is_err());
-        assert!(play_teacher_game_until(&start, &s, &spec, 1, &|| true).unwrap().is_none());
+        assert!(play_teacher_game_until(&bn, &s, &spec, None, 1, &|| false).is_err());
+        assert!(play_teacher_game_until(&start, &s, &spec, None, 1, &|| true).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_served_teacher_searches_with_the_workers_one_layer_model_and_records_its_version() {
+        use crate::banqi::Banqi;
+        use crate::eval::{Evaluator, Leaf};
+        use crate::shallow::ShallowNet;
+        use std::sync::Arc;
+        /// A worker's model slot: its version, and the one-layer model if it holds one.
+        struct Slot(u64, Option<Arc<ShallowNet>>);
+        impl Evaluator<Banqi> for Slot {
+            fn evaluate(&self, _: &mut [Leaf<Banqi>], _: &mut crate::Rng) {
+                unreachable!("banqi-ab asks a one-layer model for nothing else")
+            }
+            fn name(&self) -> String {
+                "slot".into()
+            }
+            fn begin_move(&self) -> u64 {
+                self.0
+            }
+            fn shallow(&self) -> Option<Arc<ShallowNet>> {
+                self.1.clone()
+            }
+        }
+        let plain = SelfPlaySettings { teacher: "banqi-ab:nodes=300,tb=0".into(), ..fast() };
+        let served = SelfPlaySettings { teacher: "banqi-ab:nodes=300,tb=0,model=served".into(), ..fast() };
+        let (plain_spec, spec) =
+            (plain.teacher_spec().unwrap().unwrap(), served.teacher_spec().unwrap().unwrap());
+        let start = Banqi::start();
+        let alone =
+            play_teacher_game_until(&start, &plain, &plain_spec, None, 9, &|| false).unwrap().unwrap();
+        let play = |slot: Slot| {
+            let slot: Arc<dyn Evaluator<Banqi>> = Arc::new(slot);
+            play_teacher_game_until(&start, &served, &spec, Some(&slot), 9, &|| false).unwrap().unwrap()
+        };
+        // No model yet (or a larger one): the handcrafted evaluation, the same game.
+        let none = play(Slot(0, None));
+        assert_eq!(none.moves, alone.moves);
+        // A one-layer model values the leaves, and every searched move names its version.
+        let net = Arc::new(crate::shallow::random_net(<Banqi as crate::Features>::FEATURE_LEN, 8, 3));
+        let taught = play(Slot(7, Some(net)));
+        assert_ne!(taught.moves, alone.moves, "the network changes the teacher's moves");
+        assert!(taught.moves.iter().filter(|m| m.full_search).all(|m| m.model_version == 7));
+        assert!(alone.moves.iter().all(|m| m.model_version == 0));
+        // Without the slot the spec cannot be built; a model file is refused up front.
+        assert!(play_teacher_game_until(&start, &served, &spec, None, 9, &|| false).is_err());
+        let file = SelfPlaySettings { teacher: "banqi-ab:nodes=300,model=best.safetensors".into(), ..fast() };
+        assert!(file.teacher_spec().unwrap_err().to_string().contains("model file"));
     }
 
     #[test]

@@ -137,6 +137,24 @@ impl ShallowNet {
     }
 }
 
+/// A network of random weights for tests (`features` inputs, `hidden` wide), fixed by `seed`.
+#[cfg(test)]
+pub(crate) fn random_net(features: usize, hidden: usize, seed: u64) -> ShallowNet {
+    use rand::RngExt;
+    let mut rng = crate::rng_from_seed(seed);
+    ShallowNet {
+        features,
+        hidden,
+        input: (0..features * hidden).map(|_| rng.random_range(-0.3f32..0.3)).collect(),
+        input_bias: (0..hidden).map(|_| rng.random_range(-0.1f32..0.1)).collect(),
+        head: (0..hidden * 4).map(|_| rng.random_range(-0.5f32..0.5)).collect(),
+        head_bias: [0.0, 0.1, 0.0, 0.0],
+        margin_scale: 10.0,
+        margin_mix: 0.5,
+        score_scale: 3.0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

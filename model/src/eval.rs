@@ -187,33 +187,49 @@ pub fn net_leaf<G: Features>(source: NetSource, leaf: &LeafSettings) -> Arc<dyn 
 }
 
 /// The leaf a gating match values with for `model` (`None`: the user's AI, the rollout
-/// evaluator): [`net_leaf`] under `s.leaf`. Built once per run; [`gate_agent`] wraps it.
-pub fn gate_leaf<G: Features>(
+/// evaluator): [`net_leaf`] under `s.leaf`; a one-layer model of a game that plays one inside
+/// its own searcher ([`engine::agent::GameAgents::shallow_net_searcher`]) alone, as the play
+/// server runs it there. Built once per run; [`gate_agent`] wraps it.
+pub fn gate_leaf<G: Features + engine::agent::GameAgents>(
     model: Option<Model>,
     s: &engine::gating::GateSettings,
 ) -> Arc<dyn Evaluator<G>> {
     match model {
+        Some(m) if m.meta.net.blocks == 0 && G::shallow_net_searcher(s.sims).is_some() => {
+            net_leaf::<G>(NetSource::Fixed(m), &LeafSettings::net_alone())
+        }
         Some(m) => net_leaf::<G>(NetSource::Fixed(m), &s.leaf),
         None => Arc::new(Rollout { score_scale: s.leaf.score_scale, playouts: 1 }),
     }
 }
 
 /// The agent a gating match plays: MCTS at `s.sims` simulations per move over `leaf` (from
-/// [`gate_leaf`]), in search batches of 8. The trainer's own gating and the workers'
+/// [`gate_leaf`]), in search batches of 8; a one-layer network ([`Evaluator::shallow`]) plays
+/// inside the game's own searcher where it has one
+/// ([`engine::agent::GameAgents::shallow_net_searcher`]: Banqi's `banqi-ab`, as the play
+/// server serves it), with its endgame tables. The trainer's own gating and the workers'
 /// evaluation matches both play it, so a candidate is measured the same way wherever its
-/// matches run.
-pub fn gate_agent<G: Features>(
+/// matches run, and as it will be served.
+pub fn gate_agent<G: Features + engine::agent::GameAgents>(
     leaf: Arc<dyn Evaluator<G>>,
     s: &engine::gating::GateSettings,
     name: &str,
-) -> engine::agent::MctsAgent<G> {
+) -> Box<dyn engine::agent::Agent<G>> {
+    if leaf.shallow().is_some()
+        && let Some(spec) = G::shallow_net_searcher(s.sims)
+    {
+        // The spec names the network by its role; the loader hands over the leaf built once.
+        let spec = with_tables(spec.with_model(name));
+        // A game's own spec is its agent, and this loader cannot fail.
+        return spec.build_with::<G>(&|_, _| Ok(leaf.clone())).unwrap_or_else(|e| panic!("{spec}: {e}"));
+    }
     let spec = engine::agent::MctsSpec {
         sims: Some(s.sims),
         time: None,
         eval: engine::agent::EvalSpec::Uniform,
         config: engine::mcts::MctsConfig { batch_size: 8, ..engine::mcts::MctsConfig::default() },
     };
-    engine::agent::MctsAgent::new(spec, leaf, name.into())
+    Box::new(engine::agent::MctsAgent::new(spec, leaf, name.into()))
 }
 
 /// The first candidate's opponent in gating (opponent version 0, no model promoted yet): with
@@ -226,10 +242,9 @@ pub fn gate_user_ai<G: Features + engine::agent::GameAgents>(
     s: &engine::gating::GateSettings,
     name: &str,
 ) -> Box<dyn engine::agent::Agent<G>> {
-    s.own_user_ai_sims().and_then(G::user_ai).map_or_else(
-        || Box::new(gate_agent(gate_leaf::<G>(None, s), s, name)) as Box<dyn engine::agent::Agent<G>>,
-        |spec| with_tables(spec).build::<G>(),
-    )
+    s.own_user_ai_sims()
+        .and_then(G::user_ai)
+        .map_or_else(|| gate_agent(gate_leaf::<G>(None, s), s, name), |spec| with_tables(spec).build::<G>())
 }
 
 /// `spec` with the endgame tables kept where every program keeps them

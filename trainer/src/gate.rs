@@ -36,12 +36,11 @@ pub fn gate<G: Features + GameAgents>(
     progress: &mut dyn FnMut(u32, f64),
 ) -> GateResult {
     let cand_eval = model::gate_leaf::<G>(Some((**candidate).clone()), s);
-    let candidate = || Box::new(model::gate_agent(cand_eval.clone(), s, "candidate")) as Box<dyn Agent<G>>;
+    let candidate = || model::gate_agent(cand_eval.clone(), s, "candidate");
     match opponent {
         Opponent::Model(m) => {
             let opp_eval = model::gate_leaf::<G>(Some((**m).clone()), s);
-            let opponent =
-                || Box::new(model::gate_agent(opp_eval.clone(), s, "opponent")) as Box<dyn Agent<G>>;
+            let opponent = || model::gate_agent(opp_eval.clone(), s, "opponent");
             gate_agents::<G>(&candidate, &opponent, options, s, progress)
         }
         Opponent::UserAi => {
@@ -62,7 +61,7 @@ pub fn rate<G: Features + GameAgents>(
     progress: &mut dyn FnMut(u32, f64),
 ) -> f64 {
     let cand_eval = model::gate_leaf::<G>(Some((**candidate).clone()), s);
-    let candidate = || Box::new(model::gate_agent(cand_eval.clone(), s, "candidate")) as Box<dyn Agent<G>>;
+    let candidate = || model::gate_agent(cand_eval.clone(), s, "candidate");
     // The threshold rule decides at `matches`, never before: every game is played.
     let r = GateSettings { rule: GateRule::Threshold, matches, seed, ..s.clone() };
     gate_agents::<G>(&candidate, anchor, &Default::default(), &r, progress).points
@@ -130,9 +129,41 @@ mod tests {
         assert!(r.matches < 16, "{r:?}");
     }
 
+    /// A freshly initialised model of size `net` for `G`, as loaded from its file's bytes.
+    fn fresh<G: Features>(net: &str) -> model::Model {
+        let dev = model::cpu();
+        let cfg = model::NetConfig::named(net).unwrap();
+        let vnet = model::ValueNet::new(&cfg, G::FEATURE_LEN, G::POLICY_LEN, &dev);
+        let meta = model::ModelMeta::for_game::<G>(cfg, 3.0, model::ModelInfo::default());
+        model::load::<G>(&model::to_bytes(&vnet, &meta).unwrap(), &dev).unwrap()
+    }
+
+    #[test]
+    fn a_one_layer_banqi_model_is_gated_inside_banqi_ab_as_it_is_served() {
+        use engine::banqi::Banqi;
+        let s = GateSettings { sims: 3, baseline_sims: 3, ..GateSettings::default() };
+        let agent =
+            |net: &str| model::gate_agent(model::gate_leaf::<Banqi>(Some(fresh::<Banqi>(net)), &s), &s, "c");
+        // Served leaves mix a playout (lambda 0.5), yet the one-layer model runs alone inside
+        // banqi-ab at the baseline's node budget, as `serve` plays it.
+        assert!(s.leaf.lambda > 0.0);
+        assert_eq!(agent("nano").name(), "banqi-ab:nodes=300,model=c");
+        assert_eq!(model::gate_user_ai::<Banqi>(&s, "opponent").name(), "banqi-ab:nodes=300");
+        // A deeper model plays through MCTS, and so does a one-layer model of a game without
+        // such a searcher.
+        assert_eq!(agent("tiny").name(), "c");
+        let bn = model::gate_leaf::<BattleNumber>(Some(fresh::<BattleNumber>("nano")), &s);
+        assert_eq!(model::gate_agent(bn, &s, "c").name(), "c");
+
+        // A whole gating match of the one-layer model against banqi-ab, from the start.
+        let one = GateSettings { matches: 1, rule: GateRule::Threshold, ..s };
+        let cand = Arc::new(fresh::<Banqi>("nano"));
+        let r = gate::<Banqi>(&cand, &Opponent::UserAi, &Default::default(), &one, &mut |_, _| {});
+        assert_eq!(r.matches, 1, "{r:?}");
+    }
+
     #[test]
     fn the_first_candidate_plays_the_games_own_user_ai_where_it_has_one() {
-        use burn::prelude::Device;
         use engine::trigolden::TriGolden;
         let s = GateSettings { sims: 4, baseline_sims: 1, ..GateSettings::default() };
         assert_eq!(model::gate_user_ai::<TriGolden>(&s, "opponent").name(), "trigolden-user:sims=1");
@@ -150,12 +181,7 @@ mod tests {
 
         // A whole gating match of a fresh TriGolden network against it, from late openings
         // (the user AI's simulations each play the game out).
-        let dev: Device = model::cpu();
-        let cfg = model::NetConfig::named("tiny").unwrap();
-        let net = model::ValueNet::new(&cfg, TriGolden::FEATURE_LEN, TriGolden::POLICY_LEN, &dev);
-        let meta = model::ModelMeta::for_game::<TriGolden>(cfg, 3.0, model::ModelInfo::default());
-        let bytes = model::to_bytes(&net, &meta).unwrap();
-        let candidate = Arc::new(model::load::<TriGolden>(&bytes, &dev).unwrap());
+        let candidate = Arc::new(fresh::<TriGolden>("tiny"));
         let s = GateSettings { matches: 1, opening_plies: 44, ..s };
         let mut calls = 0;
         let r =

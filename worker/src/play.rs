@@ -47,6 +47,15 @@ pub(crate) fn play_as<G: Features + engine::agent::GameAgents>(
             &start,
             &settings,
             &model::with_tables(teacher),
+            // `model=served`: this worker's newest model, run on the slot's own thread (a
+            // one-layer model runs inside the teacher's search, no batcher between).
+            Some(&model::net_leaf::<G>(
+                NetSource::Slot(
+                    state.models.slot(GameKind::of::<G>()).expect("a slot for every game this worker plays"),
+                    None,
+                ),
+                &engine::LeafSettings::net_alone(),
+            )),
             lease.seed,
             stop,
         )
@@ -152,9 +161,9 @@ pub(crate) fn evaluation_as<G: Features + engine::agent::GameAgents>(
     let mut a = model::gate_agent(leaf(ev.candidate_version)?, &s, "candidate");
     let mut b: Box<dyn Agent<G>> = match ev.opponent_version {
         0 => model::gate_user_ai::<G>(&s, "opponent"),
-        v => Box::new(model::gate_agent(leaf(v)?, &s, "opponent")),
+        v => model::gate_agent(leaf(v)?, &s, "opponent"),
     };
-    let m = play_match_from(&start, &mut a as &mut dyn Agent<G>, b.as_mut(), lease.seed);
+    let m = play_match_from(&start, a.as_mut(), b.as_mut(), lease.seed);
     let games = m
         .games
         .iter()

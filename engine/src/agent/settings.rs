@@ -106,6 +106,9 @@ pub struct AbSettings {
     pub weights: Weights,
     /// A trained value network (`model=PATH`) that replaces the handcrafted evaluation at
     /// every leaf (each quiescence node's stand-pat), loaded when the agent is built.
+    /// `model=served` ([`super::SERVED_MODEL`]) is the model the program is serving now (a
+    /// worker's newest, hot-swapped between moves): it values the leaves while it is
+    /// one-layer (`nano`), and the handcrafted evaluation does until then.
     pub model: Option<String>,
     /// The search's generation (`search=`): 1 (the default) is plain alpha-beta as in
     /// ebfbbd8; 2 adds principal-variation search, aspiration windows at the root, null-move

@@ -100,8 +100,9 @@ impl Default for PipelineConfig {
 }
 
 impl PipelineConfig {
-    /// The defaults for `game`: [`PipelineConfig::default`]; for Banqi with 2 samples a
-    /// position and 1,000 steps a round (what it was measured with); scaled for TriGolden,
+    /// The defaults for `game`: [`PipelineConfig::default`]; for Banqi the teacher's recipe
+    /// (8 samples a position, a round every 20,000 positions) with a `nano` network gated
+    /// inside `banqi-ab` against `banqi-ab`; scaled for TriGolden,
     /// whose games come about fifty times slower than Battle Number's (a 200,000-position
     /// window, a round every 3,000 new positions, 300 steps a round, gating at 32 simulations
     /// with the network alone).
@@ -112,15 +113,21 @@ impl PipelineConfig {
             engine::GameKind::BattleNumber => {}
             engine::GameKind::Banqi => {
                 // The recipe measured with the coordinator's Banqi teacher (banqi-ab plays both
-                // seats; docs/benchmarks.md, "Banqi on the curve": 93.8% for the network alone
-                // against rollout MCTS after 30 minutes): rounds every 20,000 positions, 8
-                // samples a position. The teacher's games do not depend on the model, so
-                // promotion only picks the model served: every candidate is promoted, and no
-                // gating or rating match takes time from the teacher's games.
+                // seats; docs/benchmarks.md, "Banqi on the curve"): rounds every 20,000
+                // positions, 8 samples a position.
                 c.min_new_positions = 20_000;
                 c.samples_per_position = 8.0;
                 c.steps_per_round = 4000;
-                c.gating = false;
+                // A one-layer network: what the play server runs inside banqi-ab, measured
+                // stronger there than banqi-ab's own evaluation (docs/benchmarks.md, issue 39).
+                c.train.net = "nano".into();
+                // Gated as it is served: banqi-ab with the candidate at its leaves
+                // (model::gate_agent) at 20,000 nodes a move, the teacher's budget; the first
+                // candidate meets banqi-ab alone at the same budget, so no model is served
+                // until one beats the AI served without one. A match costs about 3 s of one
+                // core. Rating matches would take the same time from the teacher's games.
+                c.gate.sims = 200;
+                c.gate.baseline_sims = 200;
                 c.rating.matches = 0;
             }
             engine::GameKind::TriGolden => {

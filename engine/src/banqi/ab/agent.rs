@@ -33,6 +33,13 @@ impl GameAgents for Banqi {
             ..AbSettings::default()
         }))
     }
+
+    /// `banqi-ab` at the baseline's node budget: the searcher the play server runs a `nano`
+    /// model in, against the baseline at equal nodes (the network's node costs ~30% more
+    /// time: docs/benchmarks.md, issue 39).
+    fn shallow_net_searcher(sims: u64) -> Option<AgentSpec> {
+        Self::user_ai(sims)
+    }
 }
 
 /// `banqi-ab`'s nodes for one MCTS simulation in gating: a node costs ~0.45 µs, a network

@@ -163,7 +163,7 @@ impl Searcher {
                 Some(s) => Tablebase::with_store(s.0.clone()),
                 None => Tablebase::new(),
             },
-            leaf: net.map(NetLeaf::new),
+            leaf: net.map(|n| NetLeaf::new(n, settings.model.as_deref() == Some(crate::agent::SERVED_MODEL))),
             root_side: Seat::First,
             draw_score: 0,
             last_score: 0,
@@ -351,8 +351,8 @@ impl Searcher {
     /// leaves, else the handcrafted evaluation.
     fn stand(&mut self, pos: &Banqi, ply: usize) -> i32 {
         match &mut self.leaf {
-            Some(net) => net.value(pos, ply),
-            None => evaluate(pos, &self.weights),
+            Some(net) if net.live() => net.value(pos, ply),
+            _ => evaluate(pos, &self.weights),
         }
     }
 
@@ -844,19 +844,7 @@ mod tests {
 
     #[test]
     fn the_searchers_own_incremental_network_gives_the_networks_values() {
-        let (f, h) = (<Banqi as crate::Features>::FEATURE_LEN, 16);
-        let mut rng = crate::rng_from_seed(5);
-        let net = Arc::new(ShallowNet {
-            features: f,
-            hidden: h,
-            input: (0..f * h).map(|_| rng.random_range(-0.3f32..0.3)).collect(),
-            input_bias: (0..h).map(|_| rng.random_range(-0.1f32..0.1)).collect(),
-            head: (0..h * 4).map(|_| rng.random_range(-0.5f32..0.5)).collect(),
-            head_bias: [0.0, 0.1, 0.0, 0.0],
-            margin_scale: 10.0,
-            margin_mix: 0.5,
-            score_scale: 3.0,
-        });
+        let net = Arc::new(crate::shallow::random_net(<Banqi as crate::Features>::FEATURE_LEN, 16, 5));
         net.validate().unwrap();
         let settings =
             AbSettings { depth: 3, nodes: Some(u64::MAX / 2), tablebase: 0, ..AbSettings::default() };

@@ -27,12 +27,17 @@ pub(super) struct NetLeaf {
     cache: Vec<(u64, i32)>,
     rng: Rng,
     pub(super) calls: u64,
+    /// Only a one-layer network values the leaves (`model=served`: the served model may be
+    /// none yet, or a larger one); the handcrafted evaluation does otherwise.
+    one_layer_only: bool,
 }
 
 impl NetLeaf {
-    /// A leaf valued by `net`, its weights taken at the first search.
-    pub(super) fn new(net: Arc<dyn Evaluator<Banqi>>) -> NetLeaf {
+    /// A leaf valued by `net`, its weights taken at the first search; with `one_layer_only`,
+    /// only while `net` is a one-layer network ([`NetLeaf::live`]).
+    pub(super) fn new(net: Arc<dyn Evaluator<Banqi>>, one_layer_only: bool) -> NetLeaf {
         NetLeaf {
+            one_layer_only,
             net,
             shallow: None,
             acc: Vec::new(),
@@ -71,6 +76,11 @@ impl NetLeaf {
         let (red, black) = accs.split_at_mut(n.hidden);
         parent.view_feature_changes(child, Colour::Red, |i, x| n.add_row(i, x, red));
         parent.view_feature_changes(child, Colour::Black, |i, x| n.add_row(i, x, black));
+    }
+
+    /// Whether the network values this search's leaves (else the handcrafted evaluation).
+    pub(super) fn live(&self) -> bool {
+        self.shallow.is_some() || !self.one_layer_only
     }
 
     /// Takes the network's weights for this search (a hot-swapped model may have changed
