@@ -416,14 +416,10 @@ fn play_time(
     }
     // What a player meets: a one-layer model inside the game's own searcher where the server
     // plays it so (Banqi's banqi-ab), otherwise the network alone.
-    let ours = if game == engine::GameKind::Banqi && crate::netload::one_layer(&best)? {
-        crate::strength_cmd::Ours::Searcher
-    } else {
-        crate::strength_cmd::Ours::Net
-    };
-    let against = match ours {
-        crate::strength_cmd::Ours::Searcher => "banqi-ab alone, the AI served before any model",
-        _ => "the user's AI",
+    use crate::strength_cmd::Ours;
+    let (ours, against) = match Ours::served(game, &best)? {
+        Ours::Searcher => (Ours::Searcher, "that searcher alone, the AI served before any model"),
+        _ => (Ours::Net, "the user's AI"),
     };
     println!(
         "\nmeasuring the best model at play time: {matches} side-swapped matches at equal time per move against {against} (--measure-matches 0 skips this)…"
@@ -455,10 +451,7 @@ fn play_time(
     let command = format!(
         "zeroplay strength --run {} --agents {} -n {matches} -j {threads} --seed {seed}{times}",
         run.display(),
-        match ours {
-            crate::strength_cmd::Ours::Searcher => "searcher",
-            _ => "net",
-        }
+        ours.name()
     );
     println!(
         "{}\nthe same measurement again, or with more matches: {command}",

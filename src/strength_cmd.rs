@@ -74,6 +74,25 @@ impl Ours {
         }
     }
 
+    /// Its `--agents` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ours::Net => "net",
+            Ours::Mixed => "mixed",
+            Ours::Searcher => "searcher",
+        }
+    }
+
+    /// The agent `serve` plays with `model`: [`Ours::Searcher`] for a one-layer model of a game
+    /// that runs one inside its own searcher (Banqi), else [`Ours::Mixed`].
+    ///
+    /// # Errors
+    /// A model file that cannot be read.
+    pub fn served(game: GameKind, model: &std::path::Path) -> Result<Ours> {
+        let inside = protocol(game).searcher.is_some() && crate::netload::one_layer(model)?;
+        Ok(if inside { Ours::Searcher } else { Ours::Mixed })
+    }
+
     /// Its name in a table row or a line of output.
     fn describe(self) -> &'static str {
         match self {
@@ -199,14 +218,11 @@ pub fn run(args: StrengthArgs) -> Result<()> {
     let mut commands = String::new();
     let agents = if args.agents.is_empty() {
         // The network alone, and the agent `serve` plays with this model.
-        let served =
-            if p.searcher.is_some() && crate::netload::one_layer(&model)? { "searcher" } else { "mixed" };
-        vec!["net".to_string(), served.to_string()]
+        vec![Ours::Net, Ours::served(game, &model)?]
     } else {
-        args.agents.clone()
+        args.agents.iter().map(|a| Ours::parse(a)).collect::<Result<_>>()?
     };
-    for agent in &agents {
-        let ours = Ours::parse(agent)?;
+    for ours in agents {
         let Measured { report, agent: a, opponent, .. } = measure(
             game,
             &model,
