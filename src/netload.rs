@@ -46,5 +46,5 @@ pub fn run_model(run: Option<&Path>, model: Option<&Path>) -> Result<(PathBuf, V
 pub fn one_layer(path: &std::path::Path) -> Result<bool> {
     let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
     let meta = model::read_meta(&bytes).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
-    Ok(meta.net.blocks == 0)
+    Ok(meta.net.is_one_layer())
 }

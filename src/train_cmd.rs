@@ -336,7 +336,7 @@ pub fn run_report(
     // The ratings are measured at the gate's budget, which is not what a player meets: say
     // so on the same screen, with the command that measures at equal time.
     // A one-layer model of a game with its own searcher is gated inside it (model::gate_agent).
-    let one_layer = model::NetConfig::named(&cfg.train.net).is_some_and(|n| n.blocks == 0);
+    let one_layer = model::NetConfig::named(&cfg.train.net).is_some_and(|n| n.is_one_layer());
     let inside =
         engine::with_game!(cfg.game, |G| <G as engine::agent::GameAgents>::shallow_net_searcher(gate.sims))
             .filter(|_| one_layer);

@@ -195,7 +195,7 @@ pub fn gate_leaf<G: Features + engine::agent::GameAgents>(
     s: &engine::gating::GateSettings,
 ) -> Arc<dyn Evaluator<G>> {
     match model {
-        Some(m) if m.meta.net.blocks == 0 && G::shallow_net_searcher(s.sims).is_some() => {
+        Some(m) if m.meta.net.is_one_layer() && G::shallow_net_searcher(s.sims).is_some() => {
             net_leaf::<G>(NetSource::Fixed(m), &LeafSettings::net_alone())
         }
         Some(m) => net_leaf::<G>(NetSource::Fixed(m), &s.leaf),

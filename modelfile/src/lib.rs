@@ -75,6 +75,13 @@ impl NetConfig {
         Some(NetConfig { hidden, blocks })
     }
 
+    /// Whether this is a one-layer net (`nano`: the input layer and the heads, no residual
+    /// block): the only size a game's own alpha-beta searcher runs at its leaves
+    /// (`GameAgents::shallow_net_searcher`), so gating, `uci`, `local` and `strength` all ask here.
+    pub fn is_one_layer(&self) -> bool {
+        self.blocks == 0
+    }
+
     /// Checks the sizes are sane.
     ///
     /// # Errors
@@ -353,6 +360,10 @@ mod tests {
         assert_eq!(NetConfig::named("nano"), Some(NetConfig { hidden: 64, blocks: 0 }));
         assert_eq!(NetConfig::named("128x0"), Some(NetConfig { hidden: 128, blocks: 0 }));
         assert_eq!(NetConfig::named("96x3"), Some(NetConfig { hidden: 96, blocks: 3 }));
+        let one_layer: Vec<&str> =
+            NetConfig::NAMES.into_iter().filter(|n| NetConfig::named(n).unwrap().is_one_layer()).collect();
+        assert_eq!(one_layer, ["nano"]);
+        assert!(NetConfig::named("128x0").unwrap().is_one_layer());
         for bad in ["0x1", "64x33", "x", "64x", "huge", "9999x0"] {
             assert_eq!(NetConfig::named(bad), None, "{bad}");
         }

@@ -43,23 +43,32 @@ pub(crate) fn play_as<G: Features + engine::agent::GameAgents>(
     let game = match settings.teacher_spec().map_err(|e| format!("lease {}: {e}", lease.lease_id))? {
         // A teacher (such as banqi-ab) plays instead of MCTS; its endgame tables are kept on
         // disk like every other Banqi agent's.
-        Some(teacher) => engine::selfplay::play_teacher_game_until(
-            &start,
-            &settings,
-            &model::with_tables(teacher),
+        Some(teacher) => {
             // `model=served`: this worker's newest model, run on the slot's own thread (a
-            // one-layer model runs inside the teacher's search, no batcher between).
-            Some(&model::net_leaf::<G>(
-                NetSource::Slot(
-                    state.models.slot(GameKind::of::<G>()).expect("a slot for every game this worker plays"),
-                    None,
-                ),
-                &engine::LeafSettings::net_alone(),
-            )),
-            lease.seed,
-            stop,
-        )
-        .map_err(|e| format!("lease {}: {e}", lease.lease_id))?,
+            // one-layer model runs inside the teacher's search, no batcher between). Built only
+            // for a teacher that reads it.
+            let served = teacher.uses_net().then(|| {
+                model::net_leaf::<G>(
+                    NetSource::Slot(
+                        state
+                            .models
+                            .slot(GameKind::of::<G>())
+                            .expect("a slot for every game this worker plays"),
+                        None,
+                    ),
+                    &engine::LeafSettings::net_alone(),
+                )
+            });
+            engine::selfplay::play_teacher_game_until(
+                &start,
+                &settings,
+                &model::with_tables(teacher),
+                served.as_ref(),
+                lease.seed,
+                stop,
+            )
+            .map_err(|e| format!("lease {}: {e}", lease.lease_id))?
+        }
         None => self_play(state, &start, &settings, &leaf, lease.seed, stop),
     };
     let Some(game) = game else {
