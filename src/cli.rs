@@ -146,6 +146,13 @@ pub enum Command {
     ///
     /// Example: zeroplay diagnose --run runs/local
     Diagnose(DiagnoseArgs),
+    /// Judge a Banqi arena's drawn games with the endgame tables (up to 5 pieces, none face
+    /// down): why each was drawn (repetition or the 60-ply rule) and which passed through a
+    /// position the tables hold as won, with the agent that let the win go. Prints a table and
+    /// writes draws.json next to the games.
+    ///
+    /// Example: zeroplay arena --game banqi -a banqi-ab:time=100ms -b banqi-ab:time=100ms,flip_depth=2,rep=0 -n 20 --out runs/arena-bq && zeroplay draws runs/arena-bq
+    Draws(crate::draws_cmd::DrawsArgs),
     /// Measure a run's strength as docs/benchmarks.md does: its best model against the game's
     /// reference opponent (Battle Number, Banqi: the user's rollout MCTS at 100 ms a move;
     /// TriGolden: trigolden-user at 500 ms), side-swapped matches from the documented seeds and

@@ -16,6 +16,7 @@ pub mod commands;
 pub mod config;
 pub mod curve_cmd;
 pub mod diagnose_cmd;
+pub mod draws_cmd;
 pub mod fuzz;
 pub mod logging;
 pub mod match_cmd;

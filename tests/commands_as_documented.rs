@@ -112,6 +112,57 @@ fn arena_saves_every_game_as_a_record_render_draws() {
 }
 
 #[test]
+fn draws_judges_every_drawn_game_of_a_banqi_arena_and_refuses_other_records() {
+    // Node budgets without tables in play: deterministic, short, and the searchers draw often.
+    let dir = tempfile::tempdir().unwrap();
+    ok(zeroplay()
+        .args([
+            "arena",
+            "--game",
+            "banqi",
+            "-a",
+            "banqi-ab:nodes=3000,tb=0",
+            "-b",
+            "banqi-ab:nodes=3000,tb=0,flip_depth=2",
+        ])
+        .args(["-n", "3", "-j", "2", "--seed", "39", "--opening-plies", "6", "--out", "out"])
+        .current_dir(dir.path()));
+    let o = ok(zeroplay().args(["draws", "out", "--max-pieces", "4"]).current_dir(dir.path()));
+    // The arena's own result lines say which games were drawn; the replay must agree.
+    let mut drawn = Vec::new();
+    let mut files: Vec<_> =
+        std::fs::read_dir(dir.path().join("out/games")).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for f in &files {
+        if std::fs::read_to_string(f).unwrap().contains("# result: scores 0–0") {
+            drawn.push(f.file_name().unwrap().to_string_lossy().into_owned());
+        }
+    }
+    assert!(o.contains(&format!("{} games in out, {} drawn", files.len(), drawn.len())), "{o}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/draws.json")).unwrap()).unwrap();
+    let listed: Vec<&str> =
+        json["draws"].as_array().unwrap().iter().map(|d| d["file"].as_str().unwrap()).collect();
+    assert_eq!(listed, drawn, "{o}");
+    for d in json["draws"].as_array().unwrap() {
+        assert!(["repetition", "no_progress"].contains(&d["cause"].as_str().unwrap()), "{d}");
+        // A game the tables call winnable names who let the win go, one of the two agents.
+        if !d["missed"].is_null() {
+            assert!(["A", "B"].contains(&d["let_go_by"].as_str().unwrap()), "{d}");
+        }
+        assert_eq!(o.matches(d["file"].as_str().unwrap()).count(), 1, "one row per drawn game:\n{o}");
+    }
+    // Another game's records, and a directory without any, are refused with the reason.
+    ok(zeroplay()
+        .args(["arena", "--game", "battlenumber", "-a", "random", "-b", "random", "-n", "1", "--out", "bn"])
+        .current_dir(dir.path()));
+    let out = zeroplay().args(["draws", "bn"]).current_dir(dir.path()).output().unwrap();
+    assert!(!out.status.success() && text(&out).1.contains("not a Banqi game record"), "{:?}", text(&out));
+    let out = zeroplay().args(["draws", "nowhere"]).current_dir(dir.path()).output().unwrap();
+    assert!(!out.status.success() && text(&out).1.contains("the --out directory of `zeroplay arena`"));
+}
+
+#[test]
 fn arena_report_explains_its_counts_and_an_elo_from_one_match() {
     // Battle Number's random players lose by having no legal move: some matches end after
     // game 1, and the report says why there are fewer games than twice the matches.

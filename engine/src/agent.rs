@@ -21,8 +21,9 @@
 //!   evaluation's 11 weights, `/`-separated (what `zeroplay tune` prints); `model=PATH` values
 //!   its leaves with a trained network instead of that evaluation; `flip_depth=N`: the
 //!   remaining depth from which flips are searched below the root (default 4;
-//!   `banqi-ab:flip_depth=2` plays as ebfbbd8's `banqi-ab`); `search=2` adds PVS, aspiration
-//!   windows, null move and contempt (`null=0`, `contempt=0` turn parts off).
+//!   `banqi-ab:flip_depth=2,rep=0` plays as ebfbbd8's `banqi-ab`); `rep=0` turns off the
+//!   default scoring of a repeated position as a draw below the root; `search=2` adds PVS,
+//!   aspiration windows, null move and contempt (`null=0`, `contempt=0` turn parts off).
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -697,6 +698,7 @@ mod tests {
             "banqi-ab:time=300ms,nodes=5000,depth=12,tt=4,flips=6,tb=0",
             "banqi-ab:nodes=100,weights=900/500/250/120/60/330/45/600/300/900/3",
             "banqi-ab:time=300ms,flip_depth=2,search=2,null=0,contempt=10",
+            "banqi-ab:time=300ms,flip_depth=2,rep=0",
         ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();

@@ -93,7 +93,7 @@ pub struct AbSettings {
     /// other move (`flip_depth=`): a flip is a chance node of up to 14 reveals, so flips near
     /// the leaves cost most of the tree. 4 (the default) searched a ply or two deeper in the
     /// opening and middle game and scored 78% against 2, ebfbbd8's value, at 100 ms a move
-    /// and 57.5% at 300 ms (`banqi-ab:flip_depth=2` is that baseline; docs/benchmarks.md,
+    /// and 57.5% at 300 ms (`banqi-ab:flip_depth=2,rep=0` is that baseline; docs/benchmarks.md,
     /// issue 39).
     pub flip_depth: u8,
     /// Pieces on a board with nothing face down at or below which the endgame tables the
@@ -120,6 +120,14 @@ pub struct AbSettings {
     /// A draw's cost in `search=2` for a side the last search found well ahead, in the
     /// evaluation's units (a pawn is about 40; `contempt=0` turns it off).
     pub contempt: u16,
+    /// Scores a position that has occurred before (in the game since the last flip or
+    /// capture, or on the search's own path) as a draw at every node below the root
+    /// (`rep=1`, the default), as chess engines do. The transposition table does not know the
+    /// history: without this it hands back the first occurrence's value, and a side far ahead
+    /// walks into a threefold repetition (`zeroplay draws`, issue 39). Measured against
+    /// `rep=0` (ebfbbd8's behaviour): 77.5% at 100 ms and, with ebfbbd8's `flip_depth=2` as
+    /// well, 68.3% at 300 ms (docs/benchmarks.md).
+    pub repetition: bool,
 }
 
 impl Default for AbSettings {
@@ -138,6 +146,7 @@ impl Default for AbSettings {
             search: 1,
             null_move: true,
             contempt: 40,
+            repetition: true,
         }
     }
 }
@@ -213,6 +222,13 @@ impl AbSettings {
                     _ => return Err(format!("null `{v}`: 0 or 1")),
                 }
             }
+            "rep" => {
+                self.repetition = match v {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(format!("rep `{v}`: 0 or 1")),
+                }
+            }
             "contempt" => {
                 self.contempt = v
                     .parse::<u16>()
@@ -233,7 +249,7 @@ impl AbSettings {
             }
             _ => {
                 return Err(format!(
-                    "unknown key `{k}` (known: time, nodes, depth, tt, flips, flip_depth, tb, weights, model, search, null, contempt)"
+                    "unknown key `{k}` (known: time, nodes, depth, tt, flips, flip_depth, tb, weights, model, search, null, contempt, rep)"
                 ));
             }
         }
@@ -275,6 +291,9 @@ impl AbSettings {
         }
         if self.contempt != d.contempt {
             parts.push(format!("contempt={}", self.contempt));
+        }
+        if self.repetition != d.repetition {
+            parts.push(format!("rep={}", u8::from(self.repetition)));
         }
         parts
     }

@@ -20,6 +20,7 @@
 //! last flip or capture (at most 61) are kept for the repetition rule.
 
 pub mod ab;
+pub mod draws;
 pub mod features;
 pub mod render;
 mod setup;

@@ -31,8 +31,13 @@ use std::time::{Duration, Instant};
 
 use super::{Banqi, FACE_DOWN, Kind, NEIGHBOURS, NO_PROGRESS_LIMIT, SQUARES};
 
-/// Most pieces a table holds.
+/// Most pieces a table holds in play (a search's tables, and the tables kept on disk).
 pub const MAX_PIECES: usize = 4;
+
+/// Most pieces an analysis's tables hold ([`Tablebase::for_analysis`]): a 5-piece table has
+/// 67 M entries (134 MB) and takes tens of seconds to build, too slow for a timed move but
+/// fine for judging finished games.
+pub const ANALYSIS_PIECES: usize = 5;
 
 /// A tablebase result for the side to move.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -128,6 +133,8 @@ pub struct Tablebase {
     store: Option<Arc<dyn TableStore>>,
     /// Tables loaded from the store.
     loaded: usize,
+    /// Most pieces a table holds here (0: [`MAX_PIECES`]).
+    max_pieces: usize,
 }
 
 /// Build time per entry assumed before one is measured (a 4-piece table of 2 M entries took
@@ -152,15 +159,15 @@ fn index(squares: &[u8], side: usize) -> usize {
 }
 
 /// The pieces and squares of `pos` in code order, if it is a table position.
-fn material_of(pos: &Banqi) -> Option<(Vec<u8>, Vec<u8>, usize)> {
+fn material_of(pos: &Banqi, max_pieces: usize) -> Option<(Vec<u8>, Vec<u8>, usize)> {
     if pos.pending.is_some() || pos.pool.iter().any(|&n| n > 0) {
         return None;
     }
     let side = pos.colour_to_move()?.index();
-    let mut pieces: Vec<(u8, u8)> = Vec::with_capacity(MAX_PIECES);
+    let mut pieces: Vec<(u8, u8)> = Vec::with_capacity(max_pieces);
     for (s, &c) in pos.board.iter().enumerate() {
         if c < FACE_DOWN {
-            if pieces.len() == MAX_PIECES {
+            if pieces.len() == max_pieces {
                 return None;
             }
             pieces.push((c, s as u8));
@@ -245,6 +252,17 @@ impl Tablebase {
         Tablebase { store: Some(store), ..Tablebase::default() }
     }
 
+    /// An empty tablebase whose tables hold up to [`ANALYSIS_PIECES`] pieces, with no store:
+    /// for judging finished games (`zeroplay draws`), not for a timed search.
+    pub fn for_analysis() -> Tablebase {
+        Tablebase { max_pieces: ANALYSIS_PIECES, ..Tablebase::default() }
+    }
+
+    /// Most pieces a table holds in this tablebase.
+    pub fn max_pieces(&self) -> usize {
+        if self.max_pieces == 0 { MAX_PIECES } else { self.max_pieces }
+    }
+
     /// Tables loaded from the store (the rest of [`Tablebase::tables`] were built here).
     pub fn loaded(&self) -> usize {
         self.loaded
@@ -305,7 +323,7 @@ impl Tablebase {
     /// The result of `pos` for the side to move, under the 60-ply rule, if `pos` is a table
     /// position whose table is built.
     pub fn probe(&self, pos: &Banqi) -> Option<Wdl> {
-        let (codes, squares, side) = material_of(pos)?;
+        let (codes, squares, side) = material_of(pos, self.max_pieces())?;
         let t = self.tables.get(&codes)?;
         Some(with_clock(decode(t.values[index(&squares, side)]), pos.quiet))
     }
@@ -325,7 +343,7 @@ impl Tablebase {
         }
         codes.sort_unstable();
         let before = self.tables.len();
-        // Every sub-multiset of at most MAX_PIECES pieces with both colours (a capture that
+        // Every sub-multiset of at most max_pieces pieces with both colours (a capture that
         // leaves one colour ends the game): drop pieces one at a time.
         let mut stack = vec![codes];
         let mut seen = std::collections::HashSet::new();
@@ -334,7 +352,7 @@ impl Tablebase {
             if !both_colours(&m) || !seen.insert(m.clone()) {
                 continue;
             }
-            if m.len() <= MAX_PIECES {
+            if m.len() <= self.max_pieces() {
                 wanted.push(m.clone());
             }
             for i in 0..m.len() {
@@ -361,17 +379,18 @@ impl Tablebase {
     }
 
     /// Builds the table of `material` (piece codes, ascending, both colours, at most
-    /// [`MAX_PIECES`]) and the tables its captures lead to.
+    /// [`Tablebase::max_pieces`]) and the tables its captures lead to.
     ///
     /// # Panics
     /// If `material` is not such a list.
     pub fn build(&mut self, material: &[u8]) {
+        let max = self.max_pieces();
         assert!(
-            (2..=MAX_PIECES).contains(&material.len())
+            (2..=max).contains(&material.len())
                 && material.is_sorted()
                 && material.iter().all(|&c| c < 14)
                 && both_colours(material),
-            "a table's material is 2 to {MAX_PIECES} piece codes, ascending, of both colours: {material:?}"
+            "a table's material is 2 to {max} piece codes, ascending, of both colours: {material:?}"
         );
         if self.tables.contains_key(material) || self.load(material) {
             return;

@@ -27,6 +27,9 @@
 //!   ahead, the next one scores a draw (repetition, no progress) at −`contempt` (default 40,
 //!   a pawn) for that side, so a won position is played on rather than repeated. `search=1`,
 //!   the default, is the search without these four (as in ebfbbd8).
+//! - **Repetitions** (`rep=1`, the default): below the root, a position that has occurred before (in the
+//!   game since the last flip or capture, or on the path) scores as a draw, before the
+//!   transposition table is read, since its entries do not know the history.
 //! - **Selective flips.** Every flip at the root; below it, the flips next to a face-up piece
 //!   (most neighbours first, at most [`AbSettings::near_flips`]) and one flip with no face-up
 //!   neighbour standing for all such squares, whose reveals differ only in what they later
@@ -440,6 +443,11 @@ impl Searcher {
         if let Some(o) = pos.outcome {
             return self.terminal(o, pos.side, ply);
         }
+        // A position seen before is the draw it can be steered into (`rep=1`); checked before
+        // the table, whose entries do not know the history. A repetition needs 4 quiet plies.
+        if self.settings.repetition && ply > 0 && pos.quiet >= 4 && pos.repetitions() >= 2 {
+            return self.terminal(Outcome::on_points([0, 0]), pos.side, ply);
+        }
         if let Some(v) = self.probe_tables(pos, ply) {
             return v;
         }
@@ -840,6 +848,33 @@ mod tests {
         fn shallow(&self) -> Option<Arc<ShallowNet>> {
             self.1.then(|| self.0.clone())
         }
+    }
+
+    #[test]
+    fn with_rep_a_position_seen_before_is_a_draw_below_the_root() {
+        // Red is a chariot up; both sides shuffle back, so the start is on the board again.
+        let mut pos = Banqi::from_position_string("R7/8/8/3h3R r - 0 1").unwrap();
+        for a in ["a3a2", "d0c0", "a2a3", "c0d0"] {
+            pos.play(Action::parse(a).unwrap()).unwrap();
+        }
+        assert_eq!((pos.repetitions(), pos.outcome), (2, None));
+        let value = |repetition: bool| {
+            let settings = AbSettings { tablebase: 0, repetition, ..AbSettings::default() };
+            let mut s = Searcher::new(settings);
+            s.root_side = pos.side;
+            s.negamax(&pos, 2, -INF, INF, 1, false)
+        };
+        assert!(value(false) > 100, "without rep the position is valued as red's: {}", value(false));
+        assert_eq!(value(true), 0, "with rep it is the draw the shuffle leads to");
+        // The root itself is searched as usual (a repetition is only avoided, never claimed).
+        let mut s = Searcher::new(AbSettings {
+            tablebase: 0,
+            repetition: true,
+            depth: 2,
+            nodes: Some(1 << 40),
+            ..AbSettings::default()
+        });
+        assert!(s.search(&pos, |_, _| {}).score > 100);
     }
 
     #[test]
