@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use engine::Game;
 use engine::battlenumber::BattleNumber;
 use engine::trigolden::TriGolden;
+use engine::{Game, GameKind};
 use serde_json::{Value, json};
 use zeroplay_server::{ServeConfig, client};
 
@@ -31,7 +31,7 @@ pub struct ServeBenchArgs {
     /// Serve this TriGolden model file; none: `--trigolden-agent` decides.
     #[arg(long)]
     pub trigolden_model: Option<std::path::PathBuf>,
-    /// TriGolden AI, as `serve`'s `trigolden_agent` (e.g. `trigolden-user` for the user's file
+    /// TriGolden AI, as `serve`'s `[games.trigolden] agent` (e.g. `trigolden-user` for the user's file
     /// clock, to compare with the default's `clock=turn`).
     #[arg(long, default_value = "auto")]
     pub trigolden_agent: String,
@@ -143,16 +143,22 @@ fn game_at(me: &client::Player, kind: &str, clicks: &[String]) -> Result<String>
 /// # Errors
 /// A server that fails to start or answers an error.
 pub fn run(args: ServeBenchArgs) -> Result<()> {
-    let cfg = ServeConfig {
-        model: args.model.clone(),
-        trigolden_model: args.trigolden_model.clone(),
-        trigolden_agent: args.trigolden_agent.clone(),
-        banqi_model: args.banqi_model.clone(),
+    let mut cfg = ServeConfig {
         max_games: args.games * 2 + args.moves * args.ms.len() * 6 + 16,
         max_games_per_client: usize::MAX / 2,
         max_ai_ms: args.ms.iter().copied().max().unwrap_or(1000).max(1000),
         ..ServeConfig::default()
-    };
+    }
+    .with_agent(GameKind::TriGolden, &args.trigolden_agent);
+    for (kind, file) in [
+        (GameKind::BattleNumber, &args.model),
+        (GameKind::TriGolden, &args.trigolden_model),
+        (GameKind::Banqi, &args.banqi_model),
+    ] {
+        if let Some(f) = file {
+            cfg = cfg.with_model(kind, f);
+        }
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let addr = listener.local_addr()?;

@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
+use engine::GameKind;
 use indicatif::{ProgressBar, ProgressStyle};
 use tracing::info;
 use zeroplay_coordinator::CoordinatorConfig;
@@ -95,21 +96,22 @@ pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
     if let Some(l) = args.listen {
         cfg.listen = l;
     }
-    if let Some(m) = args.model {
-        cfg.model = Some(m);
-        cfg.coordinator = None;
+    for w in cfg.migrate().map_err(|e| anyhow::anyhow!("serve config: {e}"))? {
+        tracing::warn!("serve config: {w}");
     }
-    if let Some(m) = args.banqi_model {
-        cfg.banqi_model = Some(m);
-        cfg.coordinator = None;
-    }
-    if let Some(m) = args.trigolden_model {
-        cfg.trigolden_model = Some(m);
-        cfg.coordinator = None;
+    for (kind, file) in [
+        (GameKind::BattleNumber, args.model),
+        (GameKind::Banqi, args.banqi_model),
+        (GameKind::TriGolden, args.trigolden_model),
+    ] {
+        if let Some(m) = file {
+            cfg = cfg.with_model(kind, m);
+            cfg.coordinator = None;
+        }
     }
     if let Some(c) = args.coordinator {
         cfg.coordinator = Some(c);
-        cfg.model = None;
+        cfg.clear_model_files();
     }
     if let Some(t) = args.token {
         cfg.token = t;

@@ -6,7 +6,6 @@
 
 use std::any::Any;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
 use engine::GameKind;
@@ -25,10 +24,9 @@ use crate::{AppState, ServeConfig, net_ai};
 pub(crate) trait Hosted: Served + engine::Features {
     /// The options a new game starts from when a request names none.
     fn defaults(cfg: &ServeConfig) -> Self::Options;
-    /// This game's AI under `cfg`, playing with the network in `slot` once one arrives.
+    /// This game's AI under `cfg` (its `[games.<name>] agent`), playing with the network in
+    /// `slot` once one arrives.
     fn ai(cfg: &ServeConfig, slot: Arc<ModelSlot>) -> AiFactory<Self>;
-    /// The model file `cfg` serves for this game, if any.
-    fn model_file(cfg: &ServeConfig) -> Option<&Path>;
 }
 
 impl Hosted for BattleNumber {
@@ -37,9 +35,6 @@ impl Hosted for BattleNumber {
     }
     fn ai(cfg: &ServeConfig, slot: Arc<ModelSlot>) -> AiFactory<Self> {
         net_ai::<BattleNumber>(slot, cfg.leaf, 0.0)
-    }
-    fn model_file(cfg: &ServeConfig) -> Option<&Path> {
-        cfg.model.as_deref()
     }
 }
 
@@ -57,7 +52,8 @@ impl Hosted for TriGolden {
         // the user's AI's candidates, as docs/benchmarks.md measured it.
         let net =
             net_ai::<TriGolden>(slot.clone(), LeafSettings { lambda: 0.0, ..cfg.leaf }, TRIGOLDEN_KNOWLEDGE);
-        let (auto, spec) = match cfg.trigolden_agent.as_str() {
+        let agent = cfg.game(GameKind::TriGolden).agent;
+        let (auto, spec) = match agent.as_str() {
             "net" => return net,
             // A person waits for the time they asked: the whole turn counts.
             "auto" => (true, "trigolden-user:clock=turn"),
@@ -90,9 +86,6 @@ impl Hosted for TriGolden {
             spec.build::<TriGolden>()
         })
     }
-    fn model_file(cfg: &ServeConfig) -> Option<&Path> {
-        cfg.trigolden_model.as_deref()
-    }
 }
 
 impl Hosted for Banqi {
@@ -102,7 +95,8 @@ impl Hosted for Banqi {
     fn ai(cfg: &ServeConfig, slot: Arc<ModelSlot>) -> AiFactory<Self> {
         // The model's MCTS once there is a model, banqi-ab until then (`auto`).
         let net = net_ai::<Banqi>(slot.clone(), cfg.leaf, 0.0);
-        let spec = match cfg.banqi_agent.as_str() {
+        let agent = cfg.game(GameKind::Banqi).agent;
+        let spec = match agent.as_str() {
             "net" => return net,
             spec => spec,
         };
@@ -126,9 +120,6 @@ impl Hosted for Banqi {
             }
             AgentSpec::BanqiAb(ab).build::<Banqi>()
         })
-    }
-    fn model_file(cfg: &ServeConfig) -> Option<&Path> {
-        cfg.banqi_model.as_deref()
     }
 }
 

@@ -24,18 +24,17 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use engine::agent::{Agent, AgentSpec, MctsAgent, MctsSpec};
+use engine::agent::{Agent, MctsAgent, MctsSpec};
 use engine::mcts::MctsConfig;
 use engine::{GameKind, LeafSettings};
-use hosted::Hosted;
 use model::{ModelSlot, NetSource};
-use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
 pub mod api;
 mod assets;
 mod capacity;
 pub mod client;
+mod config;
 mod download;
 mod hosted;
 pub mod metrics;
@@ -45,158 +44,7 @@ pub mod table;
 
 use table::{AiFactory, Table};
 
-/// `zeroplay serve` configuration (see `configs/serve.toml`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ServeConfig {
-    /// Address to listen on.
-    pub listen: String,
-    /// Follow the best model of this coordinator (`http://host:port`).
-    pub coordinator: Option<String>,
-    /// The token for the coordinator (any role may watch and download models).
-    pub token: String,
-    /// Or serve this model file, reloaded when it changes.
-    pub model: Option<PathBuf>,
-    /// Banqi AI: a Banqi model file, reloaded when it changes (with a coordinator, its best
-    /// Banqi model is followed instead). Without either, Banqi's AI is `banqi-ab`.
-    pub banqi_model: Option<PathBuf>,
-    /// TriGolden AI: a TriGolden model file, reloaded when it changes (with a coordinator, its
-    /// best TriGolden model is followed instead). Without either, TriGolden's AI is
-    /// `trigolden-user`.
-    pub trigolden_model: Option<PathBuf>,
-    /// How often to look at the model file for changes (milliseconds).
-    pub model_poll_ms: u64,
-    /// Games held at once, in all.
-    pub max_games: usize,
-    /// Games held at once per client address, at most. While many addresses play, each gets
-    /// its share instead: `max_games` over the addresses holding games (a newcomer counted),
-    /// so a flood from a few dozen addresses cannot fill the server.
-    pub max_games_per_client: usize,
-    /// A game untouched for this long is dropped (seconds).
-    pub idle_timeout_s: u64,
-    /// With `max_games` held, a new game replaces a game where no click was ever played and
-    /// that has been idle at least this long (seconds) — one of the address holding the most
-    /// games first: a flood of games nobody plays gives way to new players within seconds.
-    pub unplayed_idle_s: u64,
-    /// AI time per move when a request names none (milliseconds).
-    pub default_ai_ms: u64,
-    /// Longest AI time per move a request may ask for (milliseconds).
-    pub max_ai_ms: u64,
-    /// Largest request body (bytes).
-    pub max_body_bytes: usize,
-    /// How the AI of a game with a network values its leaves (`[leaf]`; the evaluator is
-    /// always the network once a model is loaded). The default, [`LeafSettings::served`], is
-    /// what the trainer gates candidates with.
-    pub leaf: LeafSettings,
-    /// TriGolden AI: `auto` (MCTS with the TriGolden model's leaves, the network alone with
-    /// half the root's prior mass on the user's AI's candidate turns, once `trigolden_model`
-    /// or the coordinator gives one; `trigolden-user:clock=turn` until then, so a turn fits
-    /// the time asked), `net` (always that MCTS:
-    /// random playouts until there is a model), or an agent spec (`trigolden-user:…`,
-    /// `trigolden-lite:…`, `mcts:…` without a network; its time is replaced by the game's).
-    pub trigolden_agent: String,
-    /// Banqi AI: `auto` (once `banqi_model` or the coordinator gives a model: `banqi-ab` with
-    /// the model at its leaves when it is a one-layer `nano` network, else MCTS with the
-    /// model's leaves; `banqi-ab` until then), `banqi-ab[:…]` (always the
-    /// expectiminimax searcher with endgame tables; its time is replaced by the game's), or
-    /// `net` (always MCTS: the model's leaves, random playouts until there is one).
-    pub banqi_agent: String,
-    /// Game options used when a new game names none.
-    pub options: GameDefaults,
-    /// Limits on the connections held (`[connections]`): caps in all and per address,
-    /// handshake and idle timeouts. The idle timeout must outlast `max_ai_ms`, as nothing
-    /// crosses the connection while the AI thinks.
-    pub connections: zeroplay_net::Connections,
-}
-
-/// Options used when a new game names none.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GameDefaults {
-    /// Battle Number's [decision] options.
-    pub battlenumber: engine::battlenumber::Options,
-}
-
-impl Default for ServeConfig {
-    fn default() -> Self {
-        ServeConfig {
-            listen: "127.0.0.1:8080".into(),
-            coordinator: None,
-            token: "change-me-worker-token".into(),
-            model: None,
-            banqi_model: None,
-            trigolden_model: None,
-            model_poll_ms: 2000,
-            max_games: 1000,
-            max_games_per_client: 20,
-            idle_timeout_s: 3600,
-            unplayed_idle_s: 2,
-            default_ai_ms: 1000,
-            max_ai_ms: 10_000,
-            max_body_bytes: 16 * 1024,
-            leaf: LeafSettings::served(),
-            trigolden_agent: "auto".into(),
-            banqi_agent: "auto".into(),
-            options: GameDefaults::default(),
-            connections: zeroplay_net::Connections::default(),
-        }
-    }
-}
-
-impl ServeConfig {
-    /// Checks the settings.
-    ///
-    /// # Errors
-    /// A message naming the bad setting.
-    pub fn validate(&self) -> Result<(), String> {
-        if self.coordinator.is_some()
-            && (self.model.is_some() || self.banqi_model.is_some() || self.trigolden_model.is_some())
-        {
-            return Err("give a coordinator or model files, not both".into());
-        }
-        if self.max_games == 0 || self.max_games_per_client == 0 {
-            return Err("max_games and max_games_per_client must be at least 1".into());
-        }
-        if self.default_ai_ms == 0 || self.default_ai_ms > self.max_ai_ms {
-            return Err("default_ai_ms must be between 1 and max_ai_ms".into());
-        }
-        self.connections.validate().map_err(|e| e.to_string())?;
-        if self.connections.idle_s.saturating_mul(1000) <= self.max_ai_ms {
-            return Err(format!(
-                "connections.idle_s ({} s) must exceed max_ai_ms ({} ms): a connection is silent while the AI thinks",
-                self.connections.idle_s, self.max_ai_ms
-            ));
-        }
-        self.leaf.validate().map_err(|e| format!("leaf.{e}"))?;
-        if self.leaf.evaluator != engine::LeafEvaluator::Net {
-            return Err(
-                "leaf.evaluator must be \"net\" (without a model the AI is the rollout AI anyway)".into()
-            );
-        }
-        if self.trigolden_agent != "auto" && self.trigolden_agent != "net" {
-            match self.trigolden_agent.parse::<AgentSpec>() {
-                Ok(AgentSpec::Mcts(m)) if matches!(m.eval, engine::agent::EvalSpec::Net { .. }) => {
-                    Err("trigolden_agent: for the network say \"net\" or \"auto\" and give trigolden_model"
-                        .into())
-                }
-                Ok(AgentSpec::TrigoldenUser(_) | AgentSpec::TrigoldenLite(_) | AgentSpec::Mcts(_)) => Ok(()),
-                Ok(_) => Err(
-                    "trigolden_agent must be auto, net, trigolden-user:..., trigolden-lite:... or mcts:..."
-                        .into(),
-                ),
-                Err(e) => Err(format!("trigolden_agent: {e}")),
-            }?;
-        }
-        if self.banqi_agent != "net" && self.banqi_agent != "auto" {
-            match self.banqi_agent.parse::<AgentSpec>() {
-                Ok(AgentSpec::BanqiAb(_)) => {}
-                Ok(_) => return Err("banqi_agent must be auto, banqi-ab[:...] or net".into()),
-                Err(e) => return Err(format!("banqi_agent: {e}")),
-            }
-        }
-        Ok(())
-    }
-}
+pub use config::{GameDefaults, GameServeConfig, ServeConfig};
 
 /// Errors of the API, each mapped to one HTTP status in [`IntoResponse`].
 #[derive(Debug, thiserror::Error)]
@@ -423,7 +271,7 @@ pub async fn run_with_ready(
     // Each game's model file: a bad file is refused at start; later bad versions are refused
     // and the old model kept.
     for kind in GameKind::ALL {
-        engine::with_game!(kind, |G| if let Some(path) = G::model_file(&cfg) {
+        engine::with_game!(kind, |G| if let Some(path) = cfg.model_file(kind) {
             serve_file::<G>(path, state.model(kind), cfg.model_poll_ms, &stop)?;
         });
     }
@@ -458,7 +306,11 @@ pub async fn run_with_ready(
         });
     }
     let addr = listener.local_addr()?;
-    info!(%addr, model = ?cfg.model, coordinator = ?cfg.coordinator, "play server listening; open http://{addr}/");
+    let models: Vec<String> = GameKind::ALL
+        .iter()
+        .filter_map(|&k| cfg.model_file(k).map(|p| format!("{k}: {}", p.display())))
+        .collect();
+    info!(%addr, ?models, coordinator = ?cfg.coordinator, "play server listening; open http://{addr}/");
     let listener = zeroplay_net::GuardedListener::with_guard(listener, state.connections.clone());
     let app = api::router(state);
     ready(addr);
@@ -582,7 +434,7 @@ mod tests {
     #[test]
     fn banqi_plays_banqi_ab_until_a_model_arrives_and_with_a_nano_model_at_its_leaves() {
         let named = |agent: &str, net: Option<&str>| {
-            let cfg = ServeConfig { banqi_agent: agent.into(), ..ServeConfig::default() };
+            let cfg = ServeConfig::default().with_agent(GameKind::Banqi, agent);
             let state = AppState::new(cfg).unwrap();
             if let Some(net) = net {
                 let net_cfg = model::NetConfig::named(net).unwrap();
@@ -603,8 +455,8 @@ mod tests {
         assert_eq!(name("banqi-ab:flips=6", true), "banqi-ab:time=250ms,flips=6");
         assert!(name("net", false).starts_with("mcts:"));
         for bad in ["random", "banqi-ab:foo=1", "trigolden-user"] {
-            let cfg = ServeConfig { banqi_agent: bad.into(), ..ServeConfig::default() };
-            assert!(cfg.validate().unwrap_err().contains("banqi_agent"), "{bad}");
+            let cfg = ServeConfig::default().with_agent(GameKind::Banqi, bad);
+            assert!(cfg.validate().unwrap_err().contains("[games.banqi] agent"), "{bad}");
         }
     }
 }

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use engine::GameKind;
 use serde_json::{Value, json};
 use zeroplay_server::{ServeConfig, client};
 
@@ -315,12 +316,12 @@ fn a_model_file_is_served_and_a_bad_one_refused_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("junk.safetensors");
     std::fs::write(&bad, b"not a model").unwrap();
-    let err = refused_at_start(ServeConfig { model: Some(bad.clone()), ..quick() });
+    let err = refused_at_start(quick().with_model(GameKind::BattleNumber, bad.clone()));
     assert!(err.contains("junk.safetensors"), "{err}");
     // A well-formed model whose weights hold a NaN is refused too, naming why.
     let nan = dir.path().join("nan.safetensors");
     std::fs::write(&nan, poisoned(&model_bytes())).unwrap();
-    let err = refused_at_start(ServeConfig { model: Some(nan.clone()), ..quick() });
+    let err = refused_at_start(quick().with_model(GameKind::BattleNumber, nan.clone()));
     assert!(err.contains("non-finite"), "{err}");
     let bad_cfg = ServeConfig {
         leaf: engine::LeafSettings { lambda: 2.0, ..engine::LeafSettings::served() },
@@ -374,7 +375,9 @@ fn a_model_file_is_hot_reloaded_and_a_corrupt_replacement_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("best.safetensors");
     publish(&path, &model_bytes());
-    let s = Server::start(ServeConfig { model: Some(path.clone()), model_poll_ms: 50, ..quick() });
+    let s = Server::start(
+        ServeConfig { model_poll_ms: 50, ..quick() }.with_model(GameKind::BattleNumber, path.clone()),
+    );
     assert_eq!(s.ok("GET", "/api/info", None)["model_version"], 1);
     // The AI searches with the network: the game records the model version.
     let v = s.ok("POST", "/api/games", Some(json!({"game": "battlenumber", "ai_seat": "first"})));
@@ -426,7 +429,9 @@ fn a_model_file_from_a_trainer_run_is_served_under_its_trainer_version() {
     let ratings = json!([entry(73, b"other"), entry(74, &v74), entry(75, &v75)]);
     std::fs::write(dir.path().join("ratings.json"), ratings.to_string()).unwrap();
     publish(&path, &v74);
-    let s = Server::start(ServeConfig { model: Some(path.clone()), model_poll_ms: 50, ..quick() });
+    let s = Server::start(
+        ServeConfig { model_poll_ms: 50, ..quick() }.with_model(GameKind::BattleNumber, path.clone()),
+    );
     assert_eq!(s.ok("GET", "/api/info", None)["model_version"], 74, "not a reload counter");
     std::thread::sleep(Duration::from_millis(20));
     publish(&path, &v75);
@@ -525,12 +530,12 @@ fn a_banqi_model_file_plays_banqi() {
     let err = rt
         .block_on(async {
             let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            zeroplay_server::run(ServeConfig { banqi_model: Some(bn.clone()), ..quick() }, l, async {}).await
+            zeroplay_server::run(quick().with_model(GameKind::Banqi, bn.clone()), l, async {}).await
         })
         .unwrap_err();
     assert!(err.to_string().contains("bn.safetensors"), "{err}");
 
-    let s = Server::start(ServeConfig { banqi_model: Some(path), ..quick() });
+    let s = Server::start(quick().with_model(GameKind::Banqi, path));
     assert_eq!(s.ok("GET", "/api/info", None)["model_versions"]["banqi"], 1);
     let v = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "first", "seed": 9})));
     assert_eq!(v["model_version"], 1);
@@ -568,7 +573,7 @@ fn banqi_ai_first(s: &Server) -> String {
 }
 
 fn long_thinking() -> ServeConfig {
-    ServeConfig { max_ai_ms: 10_000, banqi_agent: "net".into(), ..quick() }
+    ServeConfig { max_ai_ms: 10_000, ..quick() }.with_agent(GameKind::Banqi, "net")
 }
 
 #[test]
@@ -724,7 +729,7 @@ fn a_trigolden_model_file_plays_trigolden_and_info_names_every_game() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tg.safetensors");
     std::fs::write(&path, tiny_model::<engine::trigolden::TriGolden>(3.0)).unwrap();
-    let s = Server::start(ServeConfig { trigolden_model: Some(path), ..quick() });
+    let s = Server::start(quick().with_model(GameKind::TriGolden, path));
     let info = s.ok("GET", "/api/info", None);
     assert_eq!(info["games"], json!(["battlenumber", "trigolden", "banqi"]));
     assert_eq!(info["model_versions"]["trigolden"], 1);
@@ -740,7 +745,7 @@ fn a_trigolden_model_file_plays_trigolden_and_info_names_every_game() {
     for (agent, ok) in
         [("auto", true), ("net", true), ("trigolden-lite", true), ("mcts:eval=net,model=x", false)]
     {
-        let cfg = ServeConfig { trigolden_agent: agent.into(), ..ServeConfig::default() };
+        let cfg = ServeConfig::default().with_agent(GameKind::TriGolden, agent);
         assert_eq!(cfg.validate().is_ok(), ok, "{agent}: {:?}", cfg.validate());
     }
 }
