@@ -194,4 +194,23 @@ mod tests {
         let bad = [Action::Move { from: 0, to: 9 }];
         assert!(review_draw(&start, &bad, &mut tables).unwrap_err().starts_with("action 1"));
     }
+
+    #[test]
+    fn analysis_tables_hold_five_pieces_where_play_holds_four() {
+        // Two chariots against a horse and two pawns: five pieces, beyond play's tables.
+        let pos = Banqi::from_position_string("R7/8/8/2shs2R r - 0 1").unwrap();
+        let mut play = Tablebase::new();
+        play.prepare(&pos, 5, None);
+        assert_eq!(play.probe(&pos), None, "play's tables stop at 4 pieces");
+        let mut analysis = Tablebase::for_analysis();
+        let started = std::time::Instant::now();
+        analysis.prepare(&pos, 5, None);
+        eprintln!("5-piece tables built in {:?}", started.elapsed());
+        let w = analysis.probe(&pos).expect("a 5-piece table");
+        // Every sub-table (4 pieces and fewer) is built and agrees with play's own.
+        let four = Banqi::from_position_string("R7/8/8/3hs2R r - 0 1").unwrap();
+        play.prepare(&four, 4, None);
+        assert_eq!(analysis.probe(&four), play.probe(&four));
+        assert!(matches!(w, Wdl::Win(_)), "two chariots take a horse and two pawns: {w:?}");
+    }
 }
