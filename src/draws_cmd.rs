@@ -2,6 +2,7 @@
 //! drawn, and which passed through a position the tables hold as won, with the agent that let
 //! the win go: how many draws were winnable (issue 39).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -28,8 +29,8 @@ pub struct DrawsArgs {
 /// One game file of the arena.
 struct GameFile {
     name: String,
-    /// The agents by seat: ("A", spec) first.
-    seats: [(String, String); 2],
+    /// The agents by seat (`A` or `B`), the first seat's first.
+    seats: [String; 2],
     actions: Vec<Action>,
 }
 
@@ -69,26 +70,21 @@ pub fn run(args: DrawsArgs) -> Result<()> {
         ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} games  {msg}")
             .expect("valid template"),
     );
-    let (mut rows, mut games) = (Vec::new(), 0usize);
+    let mut rows = Vec::new();
     for path in &paths {
         let g = read_game(path)?;
         bar.set_message(g.name.clone());
-        games += 1;
         if let Some(review) = review_draw(&Banqi::start(), &g.actions, &mut tables)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?
         {
-            let let_go_by = review.missed.as_ref().map(|m| g.seats[m.seat.index()].0.clone());
-            rows.push(Row {
-                file: g.name,
-                first: g.seats[0].0.clone(),
-                second: g.seats[1].0.clone(),
-                let_go_by,
-                review,
-            });
+            let let_go_by = review.missed.as_ref().map(|m| g.seats[m.seat.index()].clone());
+            let [first, second] = g.seats;
+            rows.push(Row { file: g.name, first, second, let_go_by, review });
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let games = paths.len();
     print!("{}", report(&args.dir, games, &rows, max_pieces));
     let json = args.json.clone().unwrap_or_else(|| args.dir.join("draws.json"));
     let body = serde_json::json!({ "games": games, "max_pieces": max_pieces, "draws": rows });
@@ -106,18 +102,16 @@ fn read_game(path: &Path) -> Result<GameFile> {
     if !text.lines().next().is_some_and(|l| l.contains("zeroplay render banqi")) {
         bail!("{}: not a Banqi game record of `zeroplay arena`", path.display());
     }
-    let seat = |prefix: &str| -> Result<(String, String)> {
+    // `# first seat: A = <spec>`: the agent's letter.
+    let seat = |prefix: &str| -> Result<String> {
         let line = text
             .lines()
             .find_map(|l| l.strip_prefix(prefix))
             .with_context(|| format!("{}: no `{prefix}` line", path.display()))?;
-        let (who, spec) = line.split_once(" = ").unwrap_or((line, ""));
-        Ok((who.trim().to_string(), spec.trim().to_string()))
+        Ok(line.split_once(" = ").map_or(line, |(who, _)| who).trim().to_string())
     };
     let seats = [seat("# first seat: ")?, seat("# second seat: ")?];
-    let actions = text
-        .lines()
-        .flat_map(|l| l.split('#').next().unwrap_or("").split_whitespace())
+    let actions = crate::render_cmd::record_words(&text)
         .enumerate()
         .map(|(i, w)| {
             Action::parse(w).map_err(|e| anyhow::anyhow!("{}: action {}: {e}", path.display(), i + 1))
@@ -169,16 +163,10 @@ fn report(dir: &Path, games: usize, rows: &[Row], max_pieces: usize) -> String {
     let repetition = count(&|r| r.review.cause == DrawCause::Repetition);
     let in_tables = count(&|r| r.review.in_tables);
     let winnable = count(&|r| r.review.missed.is_some());
-    let mut by: Vec<(String, usize)> = Vec::new();
-    for r in rows {
-        if let Some(who) = &r.let_go_by {
-            match by.iter_mut().find(|(w, _)| w == who) {
-                Some((_, n)) => *n += 1,
-                None => by.push((who.clone(), 1)),
-            }
-        }
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for who in rows.iter().filter_map(|r| r.let_go_by.as_deref()) {
+        *by.entry(who).or_default() += 1;
     }
-    by.sort();
     let by: Vec<String> = by.iter().map(|(w, n)| format!("{w} {n}")).collect();
     let _ = writeln!(
         t,

@@ -78,12 +78,10 @@ pub fn review_draw(
     // The action after which the missed win's seat no longer had it.
     let mut let_go: Option<usize> = None;
     let mut last_action_by = [None::<usize>; 2];
-    // Whether the missed win's seat still has it, judged after each of its moves.
+    // The tables' verdict where they hold the position (`prepare` and `probe` pass over one
+    // with face-down pieces, a pending flip or too many pieces).
     let probe = |pos: &Banqi, tables: &mut Tablebase| -> Option<Wdl> {
-        if pos.pending_flip().is_some() || pos.outcome().is_some() || pos.pool_total() > 0 {
-            return None;
-        }
-        if face_up(pos) > max {
+        if pos.outcome().is_some() {
             return None;
         }
         tables.prepare(pos, max, None);
@@ -134,7 +132,7 @@ pub fn review_draw(
     let face_down = pos.face_down_count();
     let eval = evaluate(&pos, &Weights::default());
     let eval_first = if pos.side() == Seat::First { eval } else { -eval };
-    let in_tables = face_down == 0 && pos.pool_total() == 0 && face_up(&pos) <= max;
+    let in_tables = face_down == 0 && face_up(&pos) <= max;
     Ok(Some(DrawReview { cause, plies: actions.len(), pieces, face_down, eval_first, in_tables, missed }))
 }
 
