@@ -111,7 +111,7 @@ fn read_game(path: &Path) -> Result<GameFile> {
         Ok(line.split_once(" = ").map_or(line, |(who, _)| who).trim().to_string())
     };
     let seats = [seat("# first seat: ")?, seat("# second seat: ")?];
-    let actions = crate::render_cmd::record_words(&text)
+    let actions = engine::arena::record_words(&text)
         .enumerate()
         .map(|(i, w)| {
             Action::parse(w).map_err(|e| anyhow::anyhow!("{}: action {}: {e}", path.display(), i + 1))

@@ -17,16 +17,11 @@ use engine::GameKind;
 /// An action that cannot be read or is not legal where it is played.
 pub fn replay_game<G: Game>(text: &str, options: &G::Options) -> Result<G> {
     let mut g = G::new_game(options);
-    for (i, w) in record_words(text).enumerate() {
+    for (i, w) in engine::arena::record_words(text).enumerate() {
         let a = g.parse_action(w).with_context(|| format!("action {} ({w:?})", i + 1))?;
         g.play(a).with_context(|| format!("action {} ({w}) is not legal here", i + 1))?;
     }
     Ok(g)
-}
-
-/// The action words of a game file: separated by spaces or newlines, `#` starting a comment.
-pub fn record_words(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().flat_map(|l| l.split('#').next().unwrap_or("").split_whitespace())
 }
 
 /// Runs the command.

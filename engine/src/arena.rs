@@ -193,6 +193,12 @@ pub fn replay_match<G: Game, T: AsRef<[String]>>(
     Ok(MatchRecord { games: records, score_a, points_a })
 }
 
+/// The action words of a game record (`zeroplay arena --out` writes them): separated by
+/// spaces or newlines, `#` starting a comment.
+pub fn record_words(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().flat_map(|l| l.split('#').next().unwrap_or("").split_whitespace())
+}
+
 /// A's match points from A's summed score over a match's games: 1 ahead, ½ level, 0 behind.
 pub fn points_from_score(score_a: i32) -> f64 {
     match score_a.cmp(&0) {
