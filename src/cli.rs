@@ -82,6 +82,12 @@ pub enum Command {
     ///
     /// Example: zeroplay render trigolden runs/arena-1/games/match-001-game-1.txt -o board.svg
     Render(RenderArgs),
+    /// List every agent spec (`random`, `mcts`, `trigolden-user`, `trigolden-lite`,
+    /// `banqi-ab`) with its keys, their values, defaults and what they do: the same tables
+    /// the spec parser reads (docs/agents.md is `--markdown`).
+    ///
+    /// Example: zeroplay agents banqi-ab
+    Agents(AgentsArgs),
     /// Play an agent in the terminal.
     ///
     /// Example: zeroplay play battlenumber --agent mcts:time=1s,eval=rollout
@@ -543,6 +549,16 @@ pub enum UciSearch {
 fn unit_interval(s: &str) -> Result<f32, String> {
     let v: f32 = s.parse().map_err(|_| format!("{s:?} is not a number"))?;
     if (0.0..=1.0).contains(&v) { Ok(v) } else { Err(format!("{v} is not in [0, 1]")) }
+}
+
+/// `zeroplay agents`.
+#[derive(Debug, Args)]
+pub struct AgentsArgs {
+    /// One family only (`banqi-ab`, `mcts`, …).
+    pub name: Option<String>,
+    /// Markdown tables instead of text; without a name, the whole of docs/agents.md.
+    #[arg(long)]
+    pub markdown: bool,
 }
 
 /// `zeroplay perft`.

@@ -4,6 +4,7 @@
 //! agent in the terminal. The rules and search live in the `engine` crate; this crate only
 //! parses, configures, runs things in parallel and prints.
 
+pub mod agents_cmd;
 pub mod arena_cmd;
 pub mod args;
 pub mod bench_checks;

@@ -17,13 +17,14 @@
 //! - `trigolden-lite:time=1s,minimax=3` — a cheap simplification of it
 //!   ([`crate::trigolden::lite`]; `trigolden-seed` is its old name).
 //! - `banqi-ab:time=300ms,nodes=200000,depth=20,tt=16,flips=4,tb=5` — Banqi's expectiminimax
-//!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only); `weights=` sets its
-//!   evaluation's 11 weights, `/`-separated (what `zeroplay tune` prints); `model=PATH` values
-//!   its leaves with a trained network instead of that evaluation; `flip_depth=N`: the
-//!   remaining depth from which flips are searched below the root (default 4;
-//!   `banqi-ab:flip_depth=2,rep=0` plays as ebfbbd8's `banqi-ab`); `rep=0` turns off the
-//!   default scoring of a repeated position as a draw below the root; `search=2` adds PVS,
-//!   aspiration windows, null move and contempt (`null=0`, `contempt=0` turn parts off).
+//!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only); `model=PATH` values
+//!   its leaves with a trained network instead of its handcrafted evaluation;
+//!   `banqi-ab:flip_depth=2,rep=0` plays as ebfbbd8's `banqi-ab`.
+//!
+//! Every family's keys are declared once, in a table ([`keys::Key`]: [`MCTS_KEYS`],
+//! [`USER_KEYS`], [`LITE_KEYS`], [`AB_KEYS`]) with the value's form, its default and its help;
+//! the parser, the printer, an unknown key's error, `zeroplay agents` and docs/agents.md all
+//! read those tables.
 //!
 //! A multi-click turn is searched once at its first click (with the whole budget); later clicks
 //! of the same turn reuse the subtree and only top it up when it is thin.
@@ -41,8 +42,13 @@ use crate::game::Game;
 use crate::leaf::{LeafEvaluator, LeafSettings};
 use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
 
+pub mod keys;
+mod mcts_keys;
 mod settings;
-pub use settings::{AbSettings, LiteSettings, SharedTables, UserClock, UserSettings};
+pub use mcts_keys::{MCTS_KEYS, MctsDraft};
+pub use settings::{
+    AB_KEYS, AbSettings, LITE_KEYS, LiteSettings, SharedTables, USER_KEYS, UserClock, UserSettings,
+};
 
 /// Chooses actions for one seat of a game.
 pub trait Agent<G: Game>: Send {
@@ -213,19 +219,6 @@ pub struct SpecError {
     pub reason: String,
 }
 
-/// Reads `200ms`, `1.5s`, `2s`.
-fn parse_duration(v: &str) -> Option<Duration> {
-    let (num, scale) = if let Some(n) = v.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = v.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        return None;
-    };
-    let x: f64 = num.parse().ok()?;
-    (x.is_finite() && x > 0.0 && x < 1e6).then(|| Duration::from_secs_f64(x * scale))
-}
-
 impl FromStr for AgentSpec {
     type Err = SpecError;
 
@@ -235,253 +228,79 @@ impl FromStr for AgentSpec {
         if s == "random" {
             return Ok(AgentSpec::Random);
         }
-        if let Some(rest) = s.strip_prefix("trigolden-user") {
-            let mut user = UserSettings::default();
-            for (k, v) in key_values(rest).map_err(&err)? {
-                let u = &mut user;
-                if turn_keys(k, v, &mut u.sims, &mut u.time, &mut u.minimax_turns).map_err(&err)? {
-                    continue;
-                }
-                match k {
-                    "nodes" => {
-                        user.minimax_nodes = v
-                            .parse()
-                            .ok()
-                            .filter(|n| *n > 0)
-                            .ok_or_else(|| err(format!("nodes `{v}`: a positive count")))?
-                    }
-                    "c" => {
-                        user.c = v
-                            .parse()
-                            .ok()
-                            .filter(|c: &f64| c.is_finite() && *c >= 0.0)
-                            .ok_or_else(|| err(format!("c `{v}`: a non-negative number")))?
-                    }
-                    "clock" => {
-                        user.clock = match v {
-                            "file" => UserClock::File,
-                            "turn" => UserClock::Turn,
-                            _ => return Err(err(format!("clock `{v}`: file or turn"))),
-                        }
-                    }
-                    _ => {
-                        return Err(err(format!(
-                            "unknown key `{k}` (known: sims, time, minimax, nodes, c, clock)"
-                        )));
-                    }
-                }
+        // Each family's keys are read by its table (`keys`).
+        fn read<S>(table: &[keys::Key<S>], mut settings: S, rest: &str) -> Result<S, String> {
+            for (k, v) in key_values(rest)? {
+                keys::set(table, &mut settings, k, v)?;
             }
-            return Ok(AgentSpec::TrigoldenUser(user));
+            Ok(settings)
         }
-        if let Some(rest) = s.strip_prefix("banqi-ab") {
-            let mut ab = AbSettings::default();
-            for (k, v) in key_values(rest).map_err(&err)? {
-                let time =
-                    |v: &str| parse_duration(v).ok_or_else(|| format!("time `{v}`: use e.g. 200ms or 1.5s"));
-                ab.set_key(k, v, time).map_err(&err)?;
-            }
-            return Ok(AgentSpec::BanqiAb(ab));
-        }
-        if let Some(rest) = s.strip_prefix("trigolden-lite").or_else(|| s.strip_prefix("trigolden-seed")) {
-            let mut lite = LiteSettings::default();
-            for (k, v) in key_values(rest).map_err(&err)? {
-                let l = &mut lite;
-                if !turn_keys(k, v, &mut l.sims, &mut l.time, &mut l.minimax_turns).map_err(&err)? {
-                    return Err(err(format!("unknown key `{k}` (known: sims, time, minimax)")));
-                }
-            }
-            return Ok(AgentSpec::TrigoldenLite(lite));
-        }
-        let Some(rest) = s.strip_prefix("mcts") else {
-            return Err(err(
-                "expected `random`, `mcts:key=value,...`, `trigolden-user:...`, `trigolden-lite:...` or `banqi-ab:...`"
-                    .into(),
-            ));
+        let spec = if let Some(rest) = s.strip_prefix("trigolden-user") {
+            read(USER_KEYS, UserSettings::default(), rest).map(AgentSpec::TrigoldenUser)
+        } else if let Some(rest) = s.strip_prefix("banqi-ab") {
+            read(AB_KEYS, AbSettings::default(), rest).map(AgentSpec::BanqiAb)
+        } else if let Some(rest) =
+            s.strip_prefix("trigolden-lite").or_else(|| s.strip_prefix("trigolden-seed"))
+        {
+            read(LITE_KEYS, LiteSettings::default(), rest).map(AgentSpec::TrigoldenLite)
+        } else if let Some(rest) = s.strip_prefix("mcts") {
+            read(MCTS_KEYS, MctsDraft::default(), rest).and_then(MctsDraft::finish).map(AgentSpec::Mcts)
+        } else {
+            Err("expected `random`, `mcts:key=value,...`, `trigolden-user:...`, `trigolden-lite:...` or `banqi-ab:...`"
+                .into())
         };
-        let rest = rest.strip_prefix(':').unwrap_or(rest);
-        let mut spec = MctsSpec {
-            sims: None,
-            time: None,
-            eval: EvalSpec::Rollout { playouts: 1 },
-            config: MctsConfig::default(),
-        };
-        let mut playouts = 1u32;
-        let mut eval_name = "rollout".to_string();
-        let mut model: Option<String> = None;
-        let mut mix = 0.5f32;
-        let mut lambda = 0.0f32;
-        for kv in rest.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = kv.split_once('=').ok_or_else(|| err(format!("`{kv}` is not key=value")))?;
-            let num = |what: &str| -> Result<f64, SpecError> {
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|x| x.is_finite() && *x >= 0.0)
-                    .ok_or_else(|| err(format!("{what} must be a non-negative number, got `{v}`")))
-            };
-            match k {
-                "sims" => {
-                    let n = num("sims")? as u64;
-                    if n == 0 {
-                        return Err(err("sims must be at least 1".into()));
-                    }
-                    spec.sims = Some(n);
-                }
-                "time" => {
-                    spec.time = Some(
-                        parse_duration(v)
-                            .ok_or_else(|| err(format!("time `{v}`: use e.g. 200ms or 1.5s")))?,
-                    )
-                }
-                "eval" => eval_name = v.to_string(),
-                "playouts" => playouts = (num("playouts")? as u32).max(1),
-                "model" => model = Some(v.to_string()),
-                "mix" => {
-                    mix = num("mix")? as f32;
-                    if mix > 1.0 {
-                        return Err(err("mix must be in [0, 1]".into()));
-                    }
-                }
-                "lambda" => {
-                    lambda = num("lambda")? as f32;
-                    if lambda > 1.0 {
-                        return Err(err("lambda must be in [0, 1]".into()));
-                    }
-                }
-                "cpuct" => spec.config.c_puct = num("cpuct")? as f32,
-                "fpu" => spec.config.fpu_reduction = num("fpu")? as f32,
-                "batch" => spec.config.batch_size = (num("batch")? as usize).clamp(1, 4096),
-                "scale" => {
-                    spec.config.score_scale = num("scale")? as f32;
-                    if spec.config.score_scale <= 0.0 {
-                        return Err(err("scale must be positive".into()));
-                    }
-                }
-                "knowledge" => {
-                    spec.config.knowledge = num("knowledge")? as f32;
-                    if spec.config.knowledge > 1.0 {
-                        return Err(err("knowledge must be in [0, 1]".into()));
-                    }
-                }
-                _ => {
-                    return Err(err(format!(
-                        "unknown key `{k}` (known: sims, time, eval, playouts, model, mix, lambda, cpuct, fpu, batch, scale, knowledge)"
-                    )));
-                }
-            }
-        }
-        spec.eval = match eval_name.as_str() {
-            "rollout" => EvalSpec::Rollout { playouts },
-            "uniform" => EvalSpec::Uniform,
-            "net" => EvalSpec::Net {
-                model: model.take().ok_or_else(|| err("eval=net needs model=PATH".into()))?,
-                mix,
-                lambda,
-            },
-            other => return Err(err(format!("unknown evaluator `{other}` (known: rollout, uniform, net)"))),
-        };
-        if model.is_some() {
-            return Err(err("model= is only for eval=net".into()));
-        }
-        if lambda > 0.0 && !matches!(spec.eval, EvalSpec::Net { .. }) {
-            return Err(err("lambda= is only for eval=net".into()));
-        }
-        if spec.sims.is_none() && spec.time.is_none() {
-            spec.sims = Some(800);
-        }
-        Ok(AgentSpec::Mcts(spec))
+        spec.map_err(err)
     }
 }
 
 impl fmt::Display for AgentSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            AgentSpec::Random => f.write_str("random"),
+        let (name, parts) = match self {
+            AgentSpec::Random => return f.write_str("random"),
             AgentSpec::Mcts(m) => {
-                let mut parts = Vec::new();
-                if let Some(n) = m.sims {
-                    parts.push(format!("sims={n}"));
-                }
-                if let Some(t) = m.time {
-                    parts.push(format!("time={}ms", t.as_millis()));
-                }
-                match &m.eval {
-                    EvalSpec::Uniform => parts.push("eval=uniform".into()),
-                    EvalSpec::Rollout { playouts } => {
-                        parts.push("eval=rollout".into());
-                        if *playouts != 1 {
-                            parts.push(format!("playouts={playouts}"));
-                        }
-                    }
-                    EvalSpec::Net { model, mix, lambda } => {
-                        parts.push("eval=net".into());
-                        parts.push(format!("model={model}"));
-                        if *mix != 0.5 {
-                            parts.push(format!("mix={mix}"));
-                        }
-                        if *lambda != 0.0 {
-                            parts.push(format!("lambda={lambda}"));
-                        }
-                    }
-                }
-                let d = MctsConfig::default();
-                if m.config.c_puct != d.c_puct {
-                    parts.push(format!("cpuct={}", m.config.c_puct));
-                }
-                if m.config.fpu_reduction != d.fpu_reduction {
-                    parts.push(format!("fpu={}", m.config.fpu_reduction));
-                }
-                if m.config.batch_size != d.batch_size {
-                    parts.push(format!("batch={}", m.config.batch_size));
-                }
-                if m.config.score_scale != d.score_scale {
-                    parts.push(format!("scale={}", m.config.score_scale));
-                }
-                if m.config.knowledge != d.knowledge {
-                    parts.push(format!("knowledge={}", m.config.knowledge));
-                }
-                write!(f, "mcts:{}", parts.join(","))
+                return write!(f, "mcts:{}", keys::parts(MCTS_KEYS, &MctsDraft::of(m)).join(","));
             }
-            AgentSpec::TrigoldenLite(s) => {
-                let parts = turn_parts(s.sims, s.time, s.minimax_turns);
-                spec_with_parts(f, "trigolden-lite", &parts)
-            }
-            AgentSpec::TrigoldenUser(s) => {
-                let d = UserSettings::default();
-                let mut parts = turn_parts(s.sims, s.time, s.minimax_turns);
-                if s.minimax_nodes != d.minimax_nodes {
-                    parts.push(format!("nodes={}", s.minimax_nodes));
-                }
-                if s.c != d.c {
-                    parts.push(format!("c={}", s.c));
-                }
-                if s.clock == UserClock::Turn {
-                    parts.push("clock=turn".into());
-                }
-                spec_with_parts(f, "trigolden-user", &parts)
-            }
-            AgentSpec::BanqiAb(s) => spec_with_parts(f, "banqi-ab", &s.spec_parts()),
-        }
+            AgentSpec::TrigoldenLite(s) => ("trigolden-lite", keys::parts(LITE_KEYS, s)),
+            AgentSpec::TrigoldenUser(s) => ("trigolden-user", keys::parts(USER_KEYS, s)),
+            AgentSpec::BanqiAb(s) => ("banqi-ab", s.spec_parts()),
+        };
+        if parts.is_empty() { f.write_str(name) } else { write!(f, "{name}:{}", parts.join(",")) }
     }
 }
 
-/// `name`, or `name:part,part,…`.
-fn spec_with_parts(f: &mut fmt::Formatter<'_>, name: &str, parts: &[String]) -> fmt::Result {
-    if parts.is_empty() { f.write_str(name) } else { write!(f, "{name}:{}", parts.join(",")) }
-}
-
-/// The keys the TriGolden agents share, as their spec strings show them (defaults left out).
-fn turn_parts(sims: Option<u64>, time: Option<Duration>, minimax_turns: u8) -> Vec<String> {
-    let mut parts = Vec::new();
-    if let Some(n) = sims {
-        parts.push(format!("sims={n}"));
+impl AgentSpec {
+    /// Every agent family with its keys, for `zeroplay agents` and the docs: what a spec can
+    /// say, from the same tables the parser reads.
+    pub fn families() -> Vec<keys::Family> {
+        use keys::Family;
+        vec![
+            Family {
+                name: "random",
+                about: "A uniformly random legal click (every game).",
+                keys: Vec::new(),
+            },
+            Family::of(
+                "mcts",
+                "Monte Carlo tree search with PUCT (every game); eval=rollout is the user's own AI.",
+                MCTS_KEYS,
+            ),
+            Family::of(
+                "trigolden-user",
+                "The user's own TriGolden AI, as the user wrote it (TriGolden).",
+                USER_KEYS,
+            ),
+            Family::of(
+                "trigolden-lite",
+                "A cheap simplification of the user's AI (TriGolden; `trigolden-seed` is its old name).",
+                LITE_KEYS,
+            ),
+            Family::of(
+                "banqi-ab",
+                "Banqi's expectiminimax alpha-beta searcher with endgame tables (Banqi).",
+                AB_KEYS,
+            ),
+        ]
     }
-    if let Some(t) = time {
-        parts.push(format!("time={}ms", t.as_millis()));
-    }
-    if minimax_turns != 3 {
-        parts.push(format!("minimax={minimax_turns}"));
-    }
-    parts
 }
 
 /// The `key=value` pairs after a spec's name (`name:k=v,k=v`, or nothing).
@@ -491,29 +310,6 @@ fn key_values(rest: &str) -> Result<Vec<(&str, &str)>, String> {
         .filter(|p| !p.is_empty())
         .map(|kv| kv.split_once('=').ok_or_else(|| format!("`{kv}` is not key=value")))
         .collect()
-}
-
-/// Reads one of the keys the TriGolden agents share (`sims`, `time`, `minimax`); `false`
-/// for any other key.
-fn turn_keys(
-    k: &str,
-    v: &str,
-    sims: &mut Option<u64>,
-    time: &mut Option<Duration>,
-    minimax_turns: &mut u8,
-) -> Result<bool, String> {
-    match k {
-        "sims" => *sims = Some(v.parse().ok().filter(|n| *n > 0).ok_or_else(|| format!("sims `{v}`"))?),
-        "time" => {
-            *time = Some(parse_duration(v).ok_or_else(|| format!("time `{v}`: use e.g. 200ms or 1.5s"))?)
-        }
-        "minimax" => {
-            *minimax_turns =
-                v.parse().ok().filter(|n| *n <= 28).ok_or_else(|| format!("minimax `{v}`: 0 to 28 turns"))?
-        }
-        _ => return Ok(false),
-    }
-    Ok(true)
 }
 
 impl AgentSpec {
@@ -683,6 +479,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_declared_default_is_the_real_default() {
+        let mut checked = 0;
+        for family in AgentSpec::families() {
+            let plain: AgentSpec = family.name.parse().unwrap();
+            for (key, _, default, _) in family.keys.iter().filter(|k| k.2 != "-") {
+                let spec: AgentSpec = format!("{}:{key}={default}", family.name).parse().unwrap();
+                assert_eq!(spec, plain, "{}'s {key} is declared to default to {default}", family.name);
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "{checked}");
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_known_ones_from_the_table() {
+        let e = "banqi-ab:time=100ms,lmr=3".parse::<AgentSpec>().unwrap_err();
+        assert_eq!(e.reason, "lmr `3`: 1 (one extra ply) or 2 (logarithmic)");
+        let e = "banqi-ab:fast=1".parse::<AgentSpec>().unwrap_err();
+        assert_eq!(e.reason, format!("unknown key `fast` (known: {})", keys::names(AB_KEYS)));
+        assert!(e.reason.contains("rfp, lmr, reveal"), "{}", e.reason);
+        let e = "mcts:speed=2".parse::<AgentSpec>().unwrap_err();
+        assert!(e.reason.starts_with("unknown key `speed` (known: sims, time, eval,"), "{}", e.reason);
+        let e = "mcts:eval=net".parse::<AgentSpec>().unwrap_err();
+        assert_eq!(e.reason, "eval=net needs model=PATH");
+        let e = "trigolden-user:clock=wall".parse::<AgentSpec>().unwrap_err();
+        assert_eq!(e.reason, "clock `wall`: file or turn");
+    }
+
+    #[test]
     fn specs_parse_and_print() {
         for s in [
             "random",
@@ -699,6 +524,7 @@ mod tests {
             "banqi-ab:nodes=100,weights=900/500/250/120/60/330/45/600/300/900/3",
             "banqi-ab:time=300ms,flip_depth=2,search=2,null=0,contempt=10",
             "banqi-ab:time=300ms,flip_depth=2,rep=0",
+            "banqi-ab:time=100ms,rfp=30,lmr=2,reveal=1,contempt=40",
         ] {
             let spec: AgentSpec = s.parse().unwrap();
             let again: AgentSpec = spec.to_string().parse().unwrap();

@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::keys::{self, Key, count, duration, flag, unless, upto};
 use crate::banqi::ab::Weights;
 use crate::banqi::tablebase::TableStore;
 
@@ -117,9 +118,22 @@ pub struct AbSettings {
     pub search: u8,
     /// Null-move pruning in `search=2` (`null=0` turns it off).
     pub null_move: bool,
-    /// A draw's cost in `search=2` for a side the last search found well ahead, in the
-    /// evaluation's units (a pawn is about 40; `contempt=0` turns it off).
-    pub contempt: u16,
+    /// A draw's cost for a side the last search found well ahead (three pawns or more), in
+    /// the evaluation's units (a pawn is about 40; `contempt=0` turns it off). `None` (no
+    /// `contempt=` key): 40 with `search=2`, which has always carried it, and 0 with
+    /// `search=1`; `contempt=N` sets it in either generation, so it can be measured alone.
+    pub contempt: Option<u16>,
+    /// Reverse futility pruning (`rfp=`, the margin per remaining ply; 0, the default, is
+    /// off): a node within 3 plies of the horizon whose static value beats beta by more than
+    /// the margin times the plies left returns that value without a search.
+    pub rfp: u16,
+    /// Late-move reductions (`lmr=`): 1 (the default) reduces the fourth and later quiet
+    /// moves by one extra ply from depth 3; 2 reduces by `ln(depth)·ln(index)/2`, as chess
+    /// engines do, from depth 3 and at least one ply.
+    pub lmr: u8,
+    /// Extra plies a flip's reveals lose below the root (`reveal=`; 0, the default, none):
+    /// a flip is a chance node of up to 14 reveals, so each costs as much as 14 moves.
+    pub reveal: u8,
     /// Scores a position that has occurred before (in the game since the last flip or
     /// capture, or on the search's own path) as a draw at every node below the root
     /// (`rep=1`, the default), as chess engines do. The transposition table does not know the
@@ -145,7 +159,10 @@ impl Default for AbSettings {
             model: None,
             search: 1,
             null_move: true,
-            contempt: 40,
+            contempt: None,
+            rfp: 0,
+            lmr: 1,
+            reveal: 0,
             repetition: true,
         }
     }
@@ -186,116 +203,22 @@ impl AbSettings {
             .then(|| self.weights.to_list().iter().map(i32::to_string).collect::<Vec<_>>().join("/"))
     }
 
-    /// Sets one `key=value` of a `banqi-ab:…` spec; `time` parses a duration.
+    /// Sets one `key=value` of a `banqi-ab:…` spec ([`AB_KEYS`]).
     ///
     /// # Errors
     /// An unknown key or a bad value, described.
-    pub fn set_key(
-        &mut self,
-        k: &str,
-        v: &str,
-        time: impl Fn(&str) -> Result<Duration, String>,
-    ) -> Result<(), String> {
-        let count = |what: &str| {
-            v.parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| format!("{what} `{v}`: a positive count"))
-        };
-        match k {
-            "time" => self.time = Some(time(v)?),
-            "nodes" => self.nodes = Some(count("nodes")?),
-            "depth" => self.depth = count("depth")?.min(100) as u8,
-            "tt" => self.tt_mib = count("tt")?.min(4096) as u32,
-            "flips" => self.near_flips = count("flips")?.min(32) as u8,
-            "flip_depth" => self.flip_depth = count("flip_depth")?.min(64) as u8,
-            "tb" => {
-                self.tablebase = v
-                    .parse::<u8>()
-                    .ok()
-                    .filter(|n| *n <= 8)
-                    .ok_or_else(|| format!("tb `{v}`: 0 (no tables) to 8 pieces"))?
-            }
-            "weights" => self.set_weights(v)?,
-            "model" if !v.is_empty() => self.model = Some(v.to_string()),
-            "null" => {
-                self.null_move = match v {
-                    "0" => false,
-                    "1" => true,
-                    _ => return Err(format!("null `{v}`: 0 or 1")),
-                }
-            }
-            "rep" => {
-                self.repetition = match v {
-                    "0" => false,
-                    "1" => true,
-                    _ => return Err(format!("rep `{v}`: 0 or 1")),
-                }
-            }
-            "contempt" => {
-                self.contempt = v
-                    .parse::<u16>()
-                    .ok()
-                    .filter(|c| *c <= 1_000)
-                    .ok_or_else(|| format!("contempt `{v}`: 0 to 1000"))?
-            }
-            "search" => {
-                self.search = match v {
-                    "1" => 1,
-                    "2" => 2,
-                    _ => {
-                        return Err(format!(
-                            "search `{v}`: 1 (plain alpha-beta) or 2 (PVS, aspiration, null move)"
-                        ));
-                    }
-                }
-            }
-            _ => {
-                return Err(format!(
-                    "unknown key `{k}` (known: time, nodes, depth, tt, flips, flip_depth, tb, weights, model, search, null, contempt, rep)"
-                ));
-            }
-        }
-        Ok(())
+    pub fn set_key(&mut self, k: &str, v: &str) -> Result<(), String> {
+        keys::set(AB_KEYS, self, k, v)
     }
 
-    /// The `key=value` parts of this agent's spec, the defaults left out.
+    /// The `key=value` parts of this agent's spec, the defaults left out ([`AB_KEYS`]'s order).
     pub fn spec_parts(&self) -> Vec<String> {
-        let d = AbSettings::default();
-        let mut parts = Vec::new();
-        if let Some(t) = self.time {
-            parts.push(format!("time={}ms", t.as_millis()));
-        }
-        if let Some(n) = self.nodes {
-            parts.push(format!("nodes={n}"));
-        }
-        for (key, value, default) in [
-            ("depth", u32::from(self.depth), u32::from(d.depth)),
-            ("tt", self.tt_mib, d.tt_mib),
-            ("flips", u32::from(self.near_flips), u32::from(d.near_flips)),
-            ("flip_depth", u32::from(self.flip_depth), u32::from(d.flip_depth)),
-            ("tb", u32::from(self.tablebase), u32::from(d.tablebase)),
-        ] {
-            if value != default {
-                parts.push(format!("{key}={value}"));
-            }
-        }
-        if let Some(w) = self.weights_text() {
-            parts.push(format!("weights={w}"));
-        }
-        if let Some(m) = &self.model {
-            parts.push(format!("model={m}"));
-        }
-        if self.search != d.search {
-            parts.push(format!("search={}", self.search));
-        }
-        if self.null_move != d.null_move {
-            parts.push(format!("null={}", u8::from(self.null_move)));
-        }
-        if self.contempt != d.contempt {
-            parts.push(format!("contempt={}", self.contempt));
-        }
-        if self.repetition != d.repetition {
-            parts.push(format!("rep={}", u8::from(self.repetition)));
-        }
-        parts
+        keys::parts(AB_KEYS, self)
+    }
+
+    /// The contempt in force: `contempt=`, else 40 with `search=2` and 0 with `search=1`.
+    pub fn contempt(&self) -> u16 {
+        self.contempt.unwrap_or(if self.search >= 2 { 40 } else { 0 })
     }
 
     /// The time per move: `time`, or 300 ms when neither `time` nor `nodes` is set.
@@ -306,3 +229,305 @@ impl AbSettings {
         }
     }
 }
+
+/// The keys of `banqi-ab:…`, declared once: parsed, printed (in this order), listed by
+/// `zeroplay agents` and named by an unknown key's error from here.
+pub static AB_KEYS: &[Key<AbSettings>] = &[
+    Key {
+        name: "time",
+        value: "DURATION",
+        default: "-",
+        help: "Time per move (`300ms`, `1.5s`); with neither time nor nodes, 300 ms.",
+        set: |s, v| {
+            s.time = Some(duration(v)?);
+            Ok(())
+        },
+        get: |s| s.time.map(|t| format!("{}ms", t.as_millis())),
+    },
+    Key {
+        name: "nodes",
+        value: "N",
+        default: "-",
+        help: "Nodes per move (with time, whichever ends first); a node budget makes the search deterministic.",
+        set: |s, v| {
+            s.nodes = Some(count("nodes", v)?);
+            Ok(())
+        },
+        get: |s| s.nodes.map(|n| n.to_string()),
+    },
+    Key {
+        name: "depth",
+        value: "N",
+        default: "64",
+        help: "Deepest iteration, in plies (at most 100).",
+        set: |s, v| {
+            s.depth = count("depth", v)?.min(100) as u8;
+            Ok(())
+        },
+        get: |s| unless(s.depth, AbSettings::default().depth),
+    },
+    Key {
+        name: "tt",
+        value: "MIB",
+        default: "16",
+        help: "Transposition table size in MiB (rounded down to a power of two entries).",
+        set: |s, v| {
+            s.tt_mib = count("tt", v)?.min(4096) as u32;
+            Ok(())
+        },
+        get: |s| unless(s.tt_mib, AbSettings::default().tt_mib),
+    },
+    Key {
+        name: "flips",
+        value: "N",
+        default: "4",
+        help: "Flips next to a face-up piece searched below the root (most neighbours first).",
+        set: |s, v| {
+            s.near_flips = count("flips", v)?.min(32) as u8;
+            Ok(())
+        },
+        get: |s| unless(s.near_flips, AbSettings::default().near_flips),
+    },
+    Key {
+        name: "flip_depth",
+        value: "N",
+        default: "4",
+        help: "Remaining depth from which a node below the root searches flips (ebfbbd8: 2).",
+        set: |s, v| {
+            s.flip_depth = count("flip_depth", v)?.min(64) as u8;
+            Ok(())
+        },
+        get: |s| unless(s.flip_depth, AbSettings::default().flip_depth),
+    },
+    Key {
+        name: "tb",
+        value: "0..8",
+        default: "5",
+        help: "Endgame tables for boards with nothing face down and at most this many pieces (0: none).",
+        set: |s, v| {
+            s.tablebase = upto("tb", v, 8)? as u8;
+            Ok(())
+        },
+        get: |s| unless(s.tablebase, AbSettings::default().tablebase),
+    },
+    Key {
+        name: "rfp",
+        value: "0..1000",
+        default: "0",
+        help: "Reverse futility pruning's margin per ply within 3 plies of the horizon (0: off).",
+        set: |s, v| {
+            s.rfp = upto("rfp", v, 1_000)? as u16;
+            Ok(())
+        },
+        get: |s| unless(s.rfp, AbSettings::default().rfp),
+    },
+    Key {
+        name: "lmr",
+        value: "1|2",
+        default: "1",
+        help: "Late-move reductions: 1, one extra ply for late quiet moves; 2, ln(depth)·ln(index)/2 plies.",
+        set: |s, v| match v {
+            "1" | "2" => {
+                s.lmr = v.parse().unwrap_or(1);
+                Ok(())
+            }
+            _ => Err(format!("lmr `{v}`: 1 (one extra ply) or 2 (logarithmic)")),
+        },
+        get: |s| unless(s.lmr, AbSettings::default().lmr),
+    },
+    Key {
+        name: "reveal",
+        value: "0..4",
+        default: "0",
+        help: "Extra plies a flip's reveals lose below the root.",
+        set: |s, v| {
+            s.reveal = upto("reveal", v, 4)? as u8;
+            Ok(())
+        },
+        get: |s| unless(s.reveal, AbSettings::default().reveal),
+    },
+    Key {
+        name: "weights",
+        value: "W/W/…",
+        default: "-",
+        help: "The handcrafted evaluation's weights, `/`-separated, as `zeroplay tune` prints them.",
+        set: |s, v| s.set_weights(v),
+        get: |s| s.weights_text(),
+    },
+    Key {
+        name: "model",
+        value: "PATH|served",
+        default: "-",
+        help: "A one-layer value network valuing the leaves instead of the evaluation; `served`: the program's newest.",
+        set: |s, v| match v {
+            "" => Err("model ``: a model file's path, or `served`".into()),
+            _ => {
+                s.model = Some(v.to_string());
+                Ok(())
+            }
+        },
+        get: |s| s.model.clone(),
+    },
+    Key {
+        name: "search",
+        value: "1|2",
+        default: "1",
+        help: "1: plain alpha-beta; 2: adds PVS, aspiration windows, null move and contempt 40.",
+        set: |s, v| match v {
+            "1" | "2" => {
+                s.search = v.parse().unwrap_or(1);
+                Ok(())
+            }
+            _ => Err(format!("search `{v}`: 1 (plain alpha-beta) or 2 (PVS, aspiration, null move)")),
+        },
+        get: |s| unless(s.search, AbSettings::default().search),
+    },
+    Key {
+        name: "null",
+        value: "0|1",
+        default: "1",
+        help: "Null-move pruning in search=2 while face-down pieces remain.",
+        set: |s, v| {
+            s.null_move = flag("null", v)?;
+            Ok(())
+        },
+        get: |s| unless(u8::from(s.null_move), u8::from(AbSettings::default().null_move)),
+    },
+    Key {
+        name: "contempt",
+        value: "0..1000",
+        default: "-",
+        help: "A draw's cost for a side well ahead (a pawn is about 40); unset: 40 with search=2, else 0.",
+        set: |s, v| {
+            s.contempt = Some(upto("contempt", v, 1_000)? as u16);
+            Ok(())
+        },
+        get: |s| s.contempt.map(|c| c.to_string()),
+    },
+    Key {
+        name: "rep",
+        value: "0|1",
+        default: "1",
+        help: "A position seen before scores as a draw below the root.",
+        set: |s, v| {
+            s.repetition = flag("rep", v)?;
+            Ok(())
+        },
+        get: |s| unless(u8::from(s.repetition), u8::from(AbSettings::default().repetition)),
+    },
+];
+
+/// The keys of `trigolden-user:…`, declared once.
+pub static USER_KEYS: &[Key<UserSettings>] = &[
+    Key {
+        name: "sims",
+        value: "N",
+        default: "-",
+        help: "Simulations per turn (with time, whichever ends first).",
+        set: |s, v| {
+            s.sims = Some(count("sims", v)?);
+            Ok(())
+        },
+        get: |s| s.sims.map(|n| n.to_string()),
+    },
+    Key {
+        name: "time",
+        value: "DURATION",
+        default: "-",
+        help: "Time per turn; with neither time nor sims, 3 s (the user's default).",
+        set: |s, v| {
+            s.time = Some(duration(v)?);
+            Ok(())
+        },
+        get: |s| s.time.map(|t| format!("{}ms", t.as_millis())),
+    },
+    Key {
+        name: "minimax",
+        value: "0..28",
+        default: "3",
+        help: "Turns left at or below which the breadth-first minimax replaces UCT (the user's n; 0: never).",
+        set: |s, v| {
+            s.minimax_turns = upto("minimax", v, 28)? as u8;
+            Ok(())
+        },
+        get: |s| unless(s.minimax_turns, UserSettings::default().minimax_turns),
+    },
+    Key {
+        name: "nodes",
+        value: "N",
+        default: "20000",
+        help: "Most positions the minimax may create before UCT decides (the user's code has no limit).",
+        set: |s, v| {
+            s.minimax_nodes = count("nodes", v)?;
+            Ok(())
+        },
+        get: |s| unless(s.minimax_nodes, UserSettings::default().minimax_nodes),
+    },
+    Key {
+        name: "c",
+        value: "X",
+        default: "1.4142135623730951",
+        help: "UCT's exploration constant (the user's MCTS_C, not defined in the file: √2).",
+        set: |s, v| {
+            s.c = v
+                .parse()
+                .ok()
+                .filter(|c: &f64| c.is_finite() && *c >= 0.0)
+                .ok_or_else(|| format!("c `{v}`: a non-negative number"))?;
+            Ok(())
+        },
+        get: |s| unless(s.c, UserSettings::default().c),
+    },
+    Key {
+        name: "clock",
+        value: "file|turn",
+        default: "file",
+        help: "When a turn's clock starts: after the board's statistics as the user's file does, or at once.",
+        set: |s, v| {
+            s.clock = match v {
+                "file" => UserClock::File,
+                "turn" => UserClock::Turn,
+                _ => return Err(format!("clock `{v}`: file or turn")),
+            };
+            Ok(())
+        },
+        get: |s| (s.clock == UserClock::Turn).then(|| "turn".to_string()),
+    },
+];
+
+/// The keys of `trigolden-lite:…`, declared once.
+pub static LITE_KEYS: &[Key<LiteSettings>] = &[
+    Key {
+        name: "sims",
+        value: "N",
+        default: "-",
+        help: "Simulations per turn (with time, whichever ends first; neither: 200).",
+        set: |s, v| {
+            s.sims = Some(count("sims", v)?);
+            Ok(())
+        },
+        get: |s| s.sims.map(|n| n.to_string()),
+    },
+    Key {
+        name: "time",
+        value: "DURATION",
+        default: "-",
+        help: "Time per turn.",
+        set: |s, v| {
+            s.time = Some(duration(v)?);
+            Ok(())
+        },
+        get: |s| s.time.map(|t| format!("{}ms", t.as_millis())),
+    },
+    Key {
+        name: "minimax",
+        value: "0..28",
+        default: "3",
+        help: "Turns left at or below which the breadth-first minimax replaces UCT (0: never).",
+        set: |s, v| {
+            s.minimax_turns = upto("minimax", v, 28)? as u8;
+            Ok(())
+        },
+        get: |s| unless(s.minimax_turns, LiteSettings::default().minimax_turns),
+    },
+];

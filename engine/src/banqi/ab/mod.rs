@@ -13,7 +13,11 @@
 //!   attacker, two killer moves per ply, the history heuristic, flips last.
 //! - **Quiescence** over captures, the cannon's jumps included.
 //! - **Late-move reductions** for quiet moves (re-searched at full depth when they beat
-//!   alpha).
+//!   alpha): one extra ply (`lmr=1`), or `ln(depth)·ln(index)/2` plies (`lmr=2`).
+//! - **Reverse futility pruning** (`rfp=N`, off by default): within 3 plies of the horizon a
+//!   node whose static value beats beta by N per remaining ply is cut without a search.
+//! - **Shallower reveals** (`reveal=N`, 0 by default): below the root a flip's reveals are
+//!   searched N plies shallower, since each flip costs up to 14 subtrees.
 //! - **Principal-variation search** and **aspiration windows** (`search=2`; not the default,
 //!   measured no stronger here):
 //!   every move after the first is tried in a null window and searched in full only when it
@@ -23,10 +27,11 @@
 //!   side that could flip always has a spare move, so Banqi's zugzwang (a side with no legal
 //!   move loses) cannot make passing look better than moving. Not twice in a row, never
 //!   near a won or lost score.
-//! - **Contempt** (`search=2`): after a search that found its side [`CONTEMPT_FROM`] or more
-//!   ahead, the next one scores a draw (repetition, no progress) at −`contempt` (default 40,
-//!   a pawn) for that side, so a won position is played on rather than repeated. `search=1`,
-//!   the default, is the search without these four (as in ebfbbd8).
+//! - **Contempt** (40 with `search=2`; `contempt=N` in either search): after a search that
+//!   found its side [`CONTEMPT_FROM`] or more ahead, the next one scores a draw (repetition,
+//!   no progress) at −N for that side (a pawn is about 40), so a won position is played on
+//!   rather than repeated. `search=1`, the default, is the search without these four (as in
+//!   ebfbbd8).
 //! - **Repetitions** (`rep=1`, the default): below the root, a position that has occurred before (in the
 //!   game since the last flip or capture, or on the path) scores as a draw, before the
 //!   transposition table is read, since its entries do not know the history.
@@ -54,7 +59,7 @@ mod order;
 
 pub use agent::{AbAgent, NODES_PER_SIM, score_value};
 use netleaf::NetLeaf;
-use order::{capture_order, touching};
+use order::{capture_order, lmr_plies, touching};
 
 pub use eval::{Weights, evaluate};
 
@@ -204,11 +209,8 @@ impl Searcher {
         self.nodes = 0;
         self.stopped = false;
         self.root_side = pos.side;
-        self.draw_score = if self.settings.search >= 2 && self.last_score >= CONTEMPT_FROM {
-            -i32::from(self.settings.contempt)
-        } else {
-            0
-        };
+        self.draw_score =
+            if self.last_score >= CONTEMPT_FROM { -i32::from(self.settings.contempt()) } else { 0 };
         self.node_limit = self.settings.nodes.unwrap_or(u64::MAX);
         self.deadline = self.settings.move_time().map(|t| start + t);
         self.killers = [[NO_MOVE; 2]; MAX_PLY];
@@ -397,6 +399,9 @@ impl Searcher {
         let (alpha_f, beta_f) = (f64::from(alpha), f64::from(beta));
         let mut sum = 0.0;
         let mut rest = 1.0;
+        // `reveal=`: below the root a flip's reveals are searched shallower (never below 1
+        // ply, so a reveal still meets the replies it allows).
+        let cut = if ply > 1 { i32::from(self.settings.reveal).min(depth - 1).max(0) } else { 0 };
         for (code, n) in outcomes {
             let p = f64::from(n) / total;
             rest = (rest - p).max(0.0);
@@ -406,7 +411,7 @@ impl Searcher {
             child.play_unchecked(Action::Reveal(Piece::from_code(code)));
             self.derived(pos, &child, ply + 1);
             // The reveal passes the turn: the child's mover is the flipper's opponent.
-            let v = f64::from(-self.negamax(&child, depth, -(b as i32), -(a as i32), ply + 1, true));
+            let v = f64::from(-self.negamax(&child, depth - cut, -(b as i32), -(a as i32), ply + 1, true));
             if self.stopped {
                 return 0;
             }
@@ -473,6 +478,15 @@ impl Searcher {
                 }
             }
         }
+        // Reverse futility (`rfp=`): near the horizon a static value that beats beta by the
+        // margin for each ply left is taken as a cut without a search.
+        let rfp = i32::from(self.settings.rfp);
+        if rfp > 0 && depth <= 3 && beta.abs() < WIN_BOUND {
+            let stand = self.stand(pos, ply);
+            if stand - rfp * depth >= beta {
+                return stand;
+            }
+        }
         let v2 = self.settings.search >= 2;
         // Null move: while face-down pieces remain the mover always has a spare move (a flip),
         // so passing is a sound lower bound in all but rare zugzwangs. Null-window nodes only.
@@ -508,10 +522,18 @@ impl Searcher {
         for (i, &(a, score)) in moves.iter().enumerate() {
             let quiet = score < 80_000 && matches!(a, Action::Move { .. });
             let late = quiet && i >= 3 && depth >= 3;
+            // The extra plies a late quiet move loses (`lmr=`).
+            let r = if !late {
+                0
+            } else if self.settings.lmr >= 2 {
+                lmr_plies(depth, i)
+            } else {
+                1
+            };
             let v = if v2 && i > 0 {
                 // PVS: a null window first (reduced for late quiet moves), the full window
                 // only for a move that beats the best so far.
-                let mut v = self.child_value(pos, a, depth - if late { 2 } else { 1 }, alpha, alpha + 1, ply);
+                let mut v = self.child_value(pos, a, depth - 1 - r, alpha, alpha + 1, ply);
                 if late && v > alpha && !self.stopped {
                     v = self.child_value(pos, a, depth - 1, alpha, alpha + 1, ply);
                 }
@@ -520,7 +542,7 @@ impl Searcher {
                 }
                 v
             } else if late {
-                let reduced = self.child_value(pos, a, depth - 2, alpha, alpha + 1, ply);
+                let reduced = self.child_value(pos, a, depth - 1 - r, alpha, alpha + 1, ply);
                 if reduced > alpha && !self.stopped {
                     self.child_value(pos, a, depth - 1, alpha, beta, ply)
                 } else {
@@ -875,6 +897,64 @@ mod tests {
             ..AbSettings::default()
         });
         assert!(s.search(&pos, |_, _| {}).score > 100);
+    }
+
+    #[test]
+    fn logarithmic_reductions_grow_with_depth_and_index_and_leave_a_ply() {
+        assert_eq!(lmr_plies(3, 3), 1);
+        assert_eq!(lmr_plies(10, 20), 3);
+        assert_eq!(lmr_plies(4, 60), 2, "capped at depth - 2");
+        assert!(lmr_plies(12, 30) > lmr_plies(6, 30) && lmr_plies(12, 30) > lmr_plies(12, 5));
+    }
+
+    #[test]
+    fn reverse_futility_cuts_a_node_far_above_beta_without_a_search() {
+        // Red is a chariot and a horse up: its static value clears a low beta by far.
+        let pos = pos("R7/8/8/h4H1R r - 0 1");
+        let run = |rfp: u16| {
+            let mut s = Searcher::new(AbSettings { tablebase: 0, rfp, ..AbSettings::default() });
+            let stand = evaluate(&pos, &s.weights);
+            let v = s.negamax(&pos, 2, stand - 500, stand - 499, 1, false);
+            (v, s.nodes, stand)
+        };
+        let (v, nodes, stand) = run(100);
+        assert_eq!((v, nodes), (stand, 1), "cut at the node itself");
+        let (v, nodes, _) = run(0);
+        assert!(v >= stand - 499 && nodes > 1, "searched without rfp: {v} in {nodes} nodes");
+        // Not where the margin is not cleared.
+        let (_, nodes, _) = run(300);
+        assert!(nodes > 1);
+    }
+
+    #[test]
+    fn the_new_pruning_keys_keep_the_tactics() {
+        let settings =
+            AbSettings { nodes: Some(50_000), rfp: 60, lmr: 2, reveal: 1, ..AbSettings::default() };
+        let r = Searcher::new(settings.clone()).search(&pos("8/8/Gg1a4/8 r - 0 1"), |_, _| {});
+        assert_eq!(r.best, Action::Move { from: 8, to: 9 }, "{r:?}");
+        let r = Searcher::new(settings).search(&pos("8/8/8/Rh6 r - 0 1"), |_, _| {});
+        assert_eq!((r.best, r.score), (Action::Move { from: 0, to: 1 }, WIN - 1));
+    }
+
+    #[test]
+    fn contempt_is_its_own_key_in_either_search() {
+        let draw_score = |spec: &str| {
+            let settings = crate::agent::AbSettings::default();
+            let mut settings = settings;
+            for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
+                let (k, v) = kv.split_once('=').unwrap();
+                settings.set_key(k, v).unwrap();
+            }
+            settings.nodes = Some(2_000);
+            let mut s = Searcher::new(settings);
+            s.last_score = 500;
+            s.search(&Banqi::start(), |_, _| {});
+            s.draw_score
+        };
+        assert_eq!(draw_score(""), 0, "search=1 has none unless asked");
+        assert_eq!(draw_score("search=2"), -40, "search=2 keeps its 40");
+        assert_eq!(draw_score("contempt=40"), -40, "search=1 with contempt=40");
+        assert_eq!(draw_score("search=2,contempt=0"), 0);
     }
 
     #[test]

@@ -78,6 +78,13 @@ impl Searcher {
     }
 }
 
+/// `lmr=2`'s extra plies for the `index`th move (from 0) at `depth`: `ln(d)·ln(i)/2`
+/// rounded, at least 1, leaving at least one ply.
+pub(super) fn lmr_plies(depth: i32, index: usize) -> i32 {
+    let r = (f64::from(depth).ln() * (index as f64).ln() / 2.0).round() as i32;
+    r.max(1).min(depth - 2)
+}
+
 /// Face-up pieces orthogonally next to `sq`.
 pub(super) fn touching(pos: &Banqi, sq: u8) -> i32 {
     NEIGHBOURS[sq as usize].iter().filter(|&&t| t != u8::MAX && pos.board[t as usize] < FACE_DOWN).count()
