@@ -14,13 +14,12 @@ use crate::cli::AgentsArgs;
 /// # Errors
 /// A name that is no agent family.
 pub fn run(args: AgentsArgs) -> Result<()> {
-    let families: Vec<Family> = AgentSpec::families()
-        .into_iter()
-        .filter(|f| args.name.as_deref().is_none_or(|n| n == f.name))
-        .collect();
+    let all = AgentSpec::families();
+    let known = all.iter().map(|f| f.name).collect::<Vec<_>>().join(", ");
+    let families: Vec<Family> =
+        all.into_iter().filter(|f| args.name.as_deref().is_none_or(|n| n == f.name)).collect();
     if families.is_empty() {
-        let names: Vec<&str> = AgentSpec::families().iter().map(|f| f.name).collect();
-        bail!("no agent `{}` (known: {})", args.name.unwrap_or_default(), names.join(", "));
+        bail!("no agent `{}` (known: {known})", args.name.unwrap_or_default());
     }
     let out = match (args.markdown, &args.name) {
         (true, None) => document(),

@@ -127,6 +127,17 @@ mod tests {
     }
 
     #[test]
+    fn the_run_summary_rates_a_gated_model_and_not_one_stopped_before_its_gate() {
+        let stopped = RatingEntry { matches: 0, points: 0.0, ..entry(2, 0.0, false) };
+        let s = crate::pipeline::summary(&[entry(1, 120.0, true), stopped], std::path::Path::new("run"));
+        let lines: Vec<&str> = s.lines().collect();
+        assert!(lines[1].contains("+120 [   +40,   +200]"), "{s}");
+        assert!(lines[2].contains("-  (not gated)") && !lines[2].contains("[+0"), "{s}");
+        // The columns after the rating line up either way.
+        assert_eq!(lines[1].find("run/models"), lines[2].find("run/models"), "{s}");
+    }
+
+    #[test]
     fn the_plot_has_a_point_per_model_and_round_ticks() {
         let h = [entry(1, -300.0, false), entry(2, 80.0, true), entry(3, 270.0, true)];
         let anchors = [

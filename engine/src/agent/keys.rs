@@ -87,6 +87,15 @@ pub(crate) fn upto(what: &str, v: &str, max: u64) -> Result<u64, String> {
     v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| format!("{what} `{v}`: 0 to {max}"))
 }
 
+/// One of the numbered choices, each with what it means (for the error).
+pub(crate) fn one_of(what: &str, v: &str, choices: &[(u8, &str)]) -> Result<u8, String> {
+    let n = v.parse::<u8>().ok().filter(|n| choices.iter().any(|c| c.0 == *n));
+    n.ok_or_else(|| {
+        let list: Vec<String> = choices.iter().map(|(n, m)| format!("{n} ({m})")).collect();
+        format!("{what} `{v}`: {}", list.join(" or "))
+    })
+}
+
 /// `0` or `1`.
 pub(crate) fn flag(what: &str, v: &str) -> Result<bool, String> {
     match v {
@@ -112,5 +121,13 @@ mod tests {
         for bad in ["200", "0ms", "-1s", "nans", "1e7s"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn one_of_reads_only_the_listed_numbers_and_names_them_otherwise() {
+        let choices = [(1, "one"), (2, "two")];
+        assert_eq!(one_of("k", "2", &choices), Ok(2));
+        assert_eq!(one_of("k", "3", &choices), Err("k `3`: 1 (one) or 2 (two)".to_string()));
+        assert!(one_of("k", "x", &choices).is_err());
     }
 }

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::keys::{self, Key, count, duration, flag, unless, upto};
+use super::keys::{self, Key, count, duration, flag, one_of, unless, upto};
 use crate::banqi::ab::Weights;
 use crate::banqi::tablebase::TableStore;
 
@@ -326,12 +326,9 @@ pub static AB_KEYS: &[Key<AbSettings>] = &[
         value: "1|2",
         default: "1",
         help: "Late-move reductions: 1, one extra ply for late quiet moves; 2, ln(depth)·ln(index)/2 plies.",
-        set: |s, v| match v {
-            "1" | "2" => {
-                s.lmr = v.parse().unwrap_or(1);
-                Ok(())
-            }
-            _ => Err(format!("lmr `{v}`: 1 (one extra ply) or 2 (logarithmic)")),
+        set: |s, v| {
+            s.lmr = one_of("lmr", v, &[(1, "one extra ply"), (2, "logarithmic")])?;
+            Ok(())
         },
         get: |s| unless(s.lmr, AbSettings::default().lmr),
     },
@@ -373,12 +370,9 @@ pub static AB_KEYS: &[Key<AbSettings>] = &[
         value: "1|2",
         default: "1",
         help: "1: plain alpha-beta; 2: adds PVS, aspiration windows, null move and contempt 40.",
-        set: |s, v| match v {
-            "1" | "2" => {
-                s.search = v.parse().unwrap_or(1);
-                Ok(())
-            }
-            _ => Err(format!("search `{v}`: 1 (plain alpha-beta) or 2 (PVS, aspiration, null move)")),
+        set: |s, v| {
+            s.search = one_of("search", v, &[(1, "plain alpha-beta"), (2, "PVS, aspiration, null move")])?;
+            Ok(())
         },
         get: |s| unless(s.search, AbSettings::default().search),
     },
@@ -417,41 +411,83 @@ pub static AB_KEYS: &[Key<AbSettings>] = &[
     },
 ];
 
-/// The keys of `trigolden-user:…`, declared once.
-pub static USER_KEYS: &[Key<UserSettings>] = &[
+/// The turn budget that `trigolden-user` and `trigolden-lite` share (`sims`, `time`,
+/// `minimax`), so those keys are declared once, by [`sims_key`], [`time_key`] and
+/// [`minimax_key`].
+pub trait TurnBudget: Default + 'static {
+    /// Simulations per turn, time per turn, and the turns left at or below which the
+    /// breadth-first minimax replaces UCT.
+    fn budget(&self) -> (Option<u64>, Option<Duration>, u8);
+    /// The same three, to be written.
+    fn budget_mut(&mut self) -> (&mut Option<u64>, &mut Option<Duration>, &mut u8);
+}
+
+macro_rules! turn_budget {
+    ($($t:ty),*) => {$(
+        impl TurnBudget for $t {
+            fn budget(&self) -> (Option<u64>, Option<Duration>, u8) {
+                (self.sims, self.time, self.minimax_turns)
+            }
+            fn budget_mut(&mut self) -> (&mut Option<u64>, &mut Option<Duration>, &mut u8) {
+                (&mut self.sims, &mut self.time, &mut self.minimax_turns)
+            }
+        }
+    )*};
+}
+turn_budget!(UserSettings, LiteSettings);
+
+/// `sims=N` of a [`TurnBudget`].
+const fn sims_key<S: TurnBudget>(help: &'static str) -> Key<S> {
     Key {
         name: "sims",
         value: "N",
         default: "-",
-        help: "Simulations per turn (with time, whichever ends first).",
+        help,
         set: |s, v| {
-            s.sims = Some(count("sims", v)?);
+            *s.budget_mut().0 = Some(count("sims", v)?);
             Ok(())
         },
-        get: |s| s.sims.map(|n| n.to_string()),
-    },
+        get: |s| s.budget().0.map(|n| n.to_string()),
+    }
+}
+
+/// `time=DURATION` of a [`TurnBudget`].
+const fn time_key<S: TurnBudget>(help: &'static str) -> Key<S> {
     Key {
         name: "time",
         value: "DURATION",
         default: "-",
-        help: "Time per turn; with neither time nor sims, 3 s (the user's default).",
+        help,
         set: |s, v| {
-            s.time = Some(duration(v)?);
+            *s.budget_mut().1 = Some(duration(v)?);
             Ok(())
         },
-        get: |s| s.time.map(|t| format!("{}ms", t.as_millis())),
-    },
+        get: |s| s.budget().1.map(|t| format!("{}ms", t.as_millis())),
+    }
+}
+
+/// `minimax=0..28` of a [`TurnBudget`].
+const fn minimax_key<S: TurnBudget>(help: &'static str) -> Key<S> {
     Key {
         name: "minimax",
         value: "0..28",
         default: "3",
-        help: "Turns left at or below which the breadth-first minimax replaces UCT (the user's n; 0: never).",
+        help,
         set: |s, v| {
-            s.minimax_turns = upto("minimax", v, 28)? as u8;
+            *s.budget_mut().2 = upto("minimax", v, 28)? as u8;
             Ok(())
         },
-        get: |s| unless(s.minimax_turns, UserSettings::default().minimax_turns),
-    },
+        get: |s| unless(s.budget().2, S::default().budget().2),
+    }
+}
+
+/// The keys of `trigolden-user:…`, declared once.
+pub static USER_KEYS: &[Key<UserSettings>] = &[
+    sims_key("Simulations per turn (with time, whichever ends first)."),
+    time_key("Time per turn; with neither time nor sims, 3 s (the user's default)."),
+    minimax_key(
+        "Turns left at or below which the breadth-first minimax replaces UCT (the user's n; 0: never).",
+    ),
     Key {
         name: "nodes",
         value: "N",
@@ -497,37 +533,7 @@ pub static USER_KEYS: &[Key<UserSettings>] = &[
 
 /// The keys of `trigolden-lite:…`, declared once.
 pub static LITE_KEYS: &[Key<LiteSettings>] = &[
-    Key {
-        name: "sims",
-        value: "N",
-        default: "-",
-        help: "Simulations per turn (with time, whichever ends first; neither: 200).",
-        set: |s, v| {
-            s.sims = Some(count("sims", v)?);
-            Ok(())
-        },
-        get: |s| s.sims.map(|n| n.to_string()),
-    },
-    Key {
-        name: "time",
-        value: "DURATION",
-        default: "-",
-        help: "Time per turn.",
-        set: |s, v| {
-            s.time = Some(duration(v)?);
-            Ok(())
-        },
-        get: |s| s.time.map(|t| format!("{}ms", t.as_millis())),
-    },
-    Key {
-        name: "minimax",
-        value: "0..28",
-        default: "3",
-        help: "Turns left at or below which the breadth-first minimax replaces UCT (0: never).",
-        set: |s, v| {
-            s.minimax_turns = upto("minimax", v, 28)? as u8;
-            Ok(())
-        },
-        get: |s| unless(s.minimax_turns, LiteSettings::default().minimax_turns),
-    },
+    sims_key("Simulations per turn (with time, whichever ends first; neither: 200)."),
+    time_key("Time per turn."),
+    minimax_key("Turns left at or below which the breadth-first minimax replaces UCT (0: never)."),
 ];

@@ -406,14 +406,17 @@ pub fn summary(history: &[RatingEntry], run_dir: &Path) -> String {
         "round  promoted  version  Elo, user's AI = 0 (95%)       matches  points  val loss  file\n",
     );
     for e in history {
+        // A candidate the run stopped before its gate played a match has no rating at all.
+        let elo = if e.matches == 0 {
+            "-  (not gated)".to_string()
+        } else {
+            format!("{:>+6.0} [{:>+6.0}, {:>+6.0}]", e.elo, e.elo_lo, e.elo_hi)
+        };
         s.push_str(&format!(
-            "{:>5}  {:>8}  {:>7}  {:>+6.0} [{:>+6.0}, {:>+6.0}]          {:>7}  {:>6.1}  {:>8.3}  {}\n",
+            "{:>5}  {:>8}  {:>7}  {elo:<33}{:>7}  {:>6.1}  {:>8.3}  {}\n",
             e.round,
             if e.promoted { "yes" } else { "no" },
             e.version,
-            e.elo,
-            e.elo_lo,
-            e.elo_hi,
             e.matches,
             e.points,
             e.validation_loss,

@@ -480,11 +480,13 @@ impl Searcher {
         }
         // Reverse futility (`rfp=`): near the horizon a static value that beats beta by the
         // margin for each ply left is taken as a cut without a search.
+        // The static value is computed at most once here: both prunings below may read it.
+        let mut stand = None;
         let rfp = i32::from(self.settings.rfp);
         if rfp > 0 && depth <= 3 && beta.abs() < WIN_BOUND {
-            let stand = self.stand(pos, ply);
-            if stand - rfp * depth >= beta {
-                return stand;
+            let v = *stand.get_or_insert_with(|| self.stand(pos, ply));
+            if v - rfp * depth >= beta {
+                return v;
             }
         }
         let v2 = self.settings.search >= 2;
@@ -497,7 +499,7 @@ impl Searcher {
             && beta - alpha == 1
             && beta.abs() < WIN_BOUND
             && pos.pool.iter().any(|&n| n > 0)
-            && self.stand(pos, ply) >= beta
+            && *stand.get_or_insert_with(|| self.stand(pos, ply)) >= beta
         {
             let mut null = pos.clone();
             null.switch_side();
@@ -938,23 +940,18 @@ mod tests {
 
     #[test]
     fn contempt_is_its_own_key_in_either_search() {
-        let draw_score = |spec: &str| {
-            let settings = crate::agent::AbSettings::default();
-            let mut settings = settings;
-            for kv in spec.split(',').filter(|kv| !kv.is_empty()) {
-                let (k, v) = kv.split_once('=').unwrap();
-                settings.set_key(k, v).unwrap();
-            }
-            settings.nodes = Some(2_000);
+        let draw_score = |keys: &str| {
+            let spec: crate::agent::AgentSpec = format!("banqi-ab:nodes=2000{keys}").parse().unwrap();
+            let crate::agent::AgentSpec::BanqiAb(settings) = spec else { unreachable!("{spec}") };
             let mut s = Searcher::new(settings);
             s.last_score = 500;
             s.search(&Banqi::start(), |_, _| {});
             s.draw_score
         };
         assert_eq!(draw_score(""), 0, "search=1 has none unless asked");
-        assert_eq!(draw_score("search=2"), -40, "search=2 keeps its 40");
-        assert_eq!(draw_score("contempt=40"), -40, "search=1 with contempt=40");
-        assert_eq!(draw_score("search=2,contempt=0"), 0);
+        assert_eq!(draw_score(",search=2"), -40, "search=2 keeps its 40");
+        assert_eq!(draw_score(",contempt=40"), -40, "search=1 with contempt=40");
+        assert_eq!(draw_score(",search=2,contempt=0"), 0);
     }
 
     #[test]
