@@ -24,9 +24,9 @@ use zeroplay_coordinator::config::GameConfig;
 /// `zeroplay bench checks`.
 #[derive(Debug, Args)]
 pub struct ChecksBenchArgs {
-    /// Game: battlenumber, trigolden or banqi.
-    #[arg(long, default_value = "battlenumber")]
-    pub game: String,
+    /// The game.
+    #[arg(long, value_parser = crate::args::game_kind(), default_value_t = GameKind::DEFAULT)]
+    pub game: GameKind,
     /// Self-play games to draw moves from.
     #[arg(long, default_value_t = 20)]
     pub games: u64,
@@ -55,7 +55,7 @@ pub struct ChecksBenchArgs {
 /// # Errors
 /// An unknown game, or a model file that does not load.
 pub fn run(args: ChecksBenchArgs) -> Result<()> {
-    let kind: GameKind = args.game.parse().map_err(anyhow::Error::msg)?;
+    let kind = args.game;
     engine::with_game!(kind, |G| run_as::<G>(&args, kind))
 }
 

@@ -22,7 +22,7 @@ use trainer::train::{TrainSettings, Trainer};
 #[derive(Debug, Args)]
 pub struct NetBenchArgs {
     /// The game whose encoding, network and search are measured.
-    #[arg(long, value_parser = crate::args::game_kind(), default_value = "battlenumber")]
+    #[arg(long, value_parser = crate::args::game_kind(), default_value_t = engine::GameKind::DEFAULT)]
     pub game: engine::GameKind,
     /// Network size: nano, tiny, small, medium or large.
     #[arg(long, default_value = "small")]

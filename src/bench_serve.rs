@@ -25,18 +25,20 @@ pub struct ServeBenchArgs {
     /// Games created to measure memory per held game (per game kind).
     #[arg(long, default_value_t = 1000)]
     pub games: usize,
-    /// Serve this model file (Battle Number); none: the rollout AI.
+    /// Serve this model file to the game its metadata names, as `serve --model` does (once
+    /// per game). A game without one: Battle Number the rollout AI, TriGolden
+    /// `--trigolden-agent`, Banqi the alpha-beta AI.
     #[arg(long)]
-    pub model: Option<std::path::PathBuf>,
-    /// Serve this TriGolden model file; none: `--trigolden-agent` decides.
-    #[arg(long)]
+    pub model: Vec<std::path::PathBuf>,
+    /// The same as `--model` (its older spelling for a TriGolden model).
+    #[arg(long, hide = true)]
     pub trigolden_model: Option<std::path::PathBuf>,
     /// TriGolden AI, as `serve`'s `[games.trigolden] agent` (e.g. `trigolden-user` for the user's file
     /// clock, to compare with the default's `clock=turn`).
     #[arg(long, default_value = "auto")]
     pub trigolden_agent: String,
-    /// Serve this Banqi model file; none: the alpha-beta AI.
-    #[arg(long)]
+    /// The same as `--model` (its older spelling for a Banqi model).
+    #[arg(long, hide = true)]
     pub banqi_model: Option<std::path::PathBuf>,
     /// Games whose AI latency is measured (comma-separated).
     #[arg(long, value_delimiter = ',', default_value = "battlenumber,trigolden,banqi")]
@@ -149,15 +151,11 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
         max_ai_ms: args.ms.iter().copied().max().unwrap_or(1000).max(1000),
         ..ServeConfig::default()
     }
-    .with_agent(GameKind::TriGolden, &args.trigolden_agent);
-    for (kind, file) in [
-        (GameKind::BattleNumber, &args.model),
-        (GameKind::TriGolden, &args.trigolden_model),
-        (GameKind::Banqi, &args.banqi_model),
-    ] {
-        if let Some(f) = file {
-            cfg = cfg.with_model(kind, f);
-        }
+    .with_agent(GameKind::of::<TriGolden>(), &args.trigolden_agent);
+    let files = args.model.iter().chain(&args.trigolden_model).chain(&args.banqi_model);
+    for f in files {
+        let (_, _, kind) = crate::netload::run_model(None, Some(f))?;
+        cfg = cfg.with_model(kind, f);
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
@@ -171,9 +169,8 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
     let me = client::Player::new(addr);
     let info = ok(me.json("GET", "/api/info", None), "info")?;
     println!(
-        "zeroplay bench serve: server on {addr}, model version {} ({})",
-        info["model_version"],
-        if args.model.is_some() { "network leaf" } else { "rollout AI" }
+        "zeroplay bench serve: server on {addr}, model versions {} (0: no network, the game's own AI)",
+        info["model_versions"]
     );
 
     // Page load: what a browser fetches to show a game (the page, its script and style, each
@@ -191,7 +188,7 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
     }
     println!("\n| game | page + script + style | first game (POST /api/games) | whole load |");
     println!("|---|---|---|---|");
-    for kind in ["battlenumber", "trigolden", "banqi"] {
+    for kind in GameKind::NAMES {
         let (mut files, mut first, mut whole) = (vec![], vec![], vec![]);
         for _ in 0..args.moves.max(1) {
             let t = Instant::now();
@@ -271,8 +268,8 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
     println!("| game | clicks in | RSS before | RSS after | per game |");
     println!("|---|---|---|---|---|");
     for (kind, clicks) in [
-        ("battlenumber", random_clicks::<BattleNumber>(60, args.seed)),
-        ("trigolden", random_clicks::<TriGolden>(20, args.seed)),
+        (BattleNumber::NAME, random_clicks::<BattleNumber>(60, args.seed)),
+        (TriGolden::NAME, random_clicks::<TriGolden>(20, args.seed)),
     ] {
         let token = {
             let id = game_at(&me, kind, &clicks)?;

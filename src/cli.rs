@@ -209,7 +209,7 @@ pub struct LocalArgs {
     #[arg(short, long)]
     pub config: Option<PathBuf>,
     /// The game to play.
-    #[arg(short, long, value_parser = game_kind(), default_value = "battlenumber")]
+    #[arg(short, long, value_parser = game_kind(), default_value_t = GameKind::DEFAULT)]
     pub game: GameKind,
     /// Run name: data goes to runs/<name>/.
     #[arg(long, default_value = "local")]
@@ -265,7 +265,7 @@ pub struct LocalArgs {
 #[derive(Debug, Args)]
 pub struct CurveArgs {
     /// The game.
-    #[arg(short, long, value_parser = game_kind(), default_value = "battlenumber")]
+    #[arg(short, long, value_parser = game_kind(), default_value_t = GameKind::DEFAULT)]
     pub game: GameKind,
     /// Run name: the run goes to runs/<name>/, the curve to runs/<name>/curve/.
     #[arg(long, default_value = "curve")]
@@ -463,14 +463,15 @@ pub struct ServeArgs {
     /// Address to listen on, e.g. 0.0.0.0:8080 (port 0: any free port, printed at start).
     #[arg(long)]
     pub listen: Option<String>,
-    /// Serve this model file (reloaded when it changes).
+    /// Serve this model file to the game its metadata names (reloaded when it changes); give
+    /// it once per game, e.g. `--model bn.safetensors --model banqi.safetensors`.
     #[arg(long, conflicts_with = "coordinator")]
-    pub model: Option<PathBuf>,
-    /// Serve this Banqi model file to Banqi games (reloaded when it changes).
-    #[arg(long)]
+    pub model: Vec<PathBuf>,
+    /// The same as `--model` (its older spelling for a Banqi model).
+    #[arg(long, hide = true)]
     pub banqi_model: Option<PathBuf>,
-    /// Serve this TriGolden model file to TriGolden games (reloaded when it changes).
-    #[arg(long)]
+    /// The same as `--model` (its older spelling for a TriGolden model).
+    #[arg(long, hide = true)]
     pub trigolden_model: Option<PathBuf>,
     /// Follow the best model of this coordinator, e.g. http://127.0.0.1:50051.
     #[arg(long)]

@@ -15,7 +15,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Agents(args) => crate::agents_cmd::run(args),
         Command::Play(args) => crate::play_cmd::run(args),
         Command::Render(args) => crate::render_cmd::run(args),
-        Command::Local(args) => crate::pipeline_cmd::local(args),
+        Command::Local(args) => crate::local_cmd::local(args),
         Command::Coordinator(args) => crate::pipeline_cmd::coordinator(args),
         Command::Serve(args) => crate::pipeline_cmd::serve(args),
         Command::Worker(args) => crate::pipeline_cmd::worker(args),

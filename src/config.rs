@@ -64,7 +64,7 @@ pub struct ArenaConfig {
 impl Default for ArenaConfig {
     fn default() -> Self {
         ArenaConfig {
-            game: GameKind::BattleNumber,
+            game: GameKind::DEFAULT,
             agent_a: "mcts:sims=800,eval=rollout".into(),
             agent_b: "mcts:sims=100,eval=rollout".into(),
             matches: 20,

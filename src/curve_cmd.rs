@@ -99,7 +99,7 @@ pub fn run(args: CurveArgs) -> Result<()> {
             "zeroplay curve: running `zeroplay local --game {} --name {} --seed {} --minutes {last}`, keeping the best model at {:?} min",
             args.game, args.name, args.seed, args.at
         );
-        crate::pipeline_cmd::local(LocalArgs {
+        crate::local_cmd::local(LocalArgs {
             config: args.config.clone(),
             game: args.game,
             name: args.name.clone(),

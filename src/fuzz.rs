@@ -17,8 +17,8 @@ use std::sync::OnceLock;
 use engine::GameKind;
 use engine::game::Game;
 
-/// The three games, in the order the targets take them.
-pub const KINDS: [GameKind; 3] = [GameKind::BattleNumber, GameKind::Banqi, GameKind::TriGolden];
+/// The games, in the order the targets take them.
+pub const KINDS: [GameKind; GameKind::ALL.len()] = GameKind::ALL;
 
 /// `seed` changed by `edits`: a mode byte, then three bytes per edit (a position modulo the
 /// length, big-endian, and a value XORed in). Modes 0–31 also truncate at the first edit's

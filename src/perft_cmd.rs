@@ -17,11 +17,7 @@ use crate::cli::PerftArgs;
 /// None yet; the signature leaves room for games whose options come from files.
 pub fn run(args: PerftArgs) -> Result<()> {
     let threads = crate::arena_cmd::thread_count(args.threads);
-    let note = match args.game {
-        GameKind::BattleNumber => "default options",
-        GameKind::Banqi => "a flip and each piece it may reveal are distinct sequences",
-        GameKind::TriGolden => "default piece set and options; a turn is the set of pieces it places",
-    };
+    let note = args.game.pack().perft_note;
     println!("perft {} ({note}), {threads} threads", args.game);
     println!("{:>5} {:>18} {:>10} {:>14}", "depth", "sequences", "seconds", "leaves/s");
     for d in 1..=args.depth {

@@ -33,8 +33,10 @@ Your pieces are UPPER case in game 1 if you move first; the second seat is lower
 pub fn run(args: PlayArgs) -> Result<()> {
     if args.game != engine::GameKind::BattleNumber {
         anyhow::bail!(
-            "terminal play is for Battle Number; TriGolden is played in the browser (`zeroplay serve`, to come) — \
-             `zeroplay render trigolden FILE` draws a position"
+            "terminal play is for Battle Number; {} is played in the browser (`zeroplay serve`), and \
+             `zeroplay render {} FILE` draws a position",
+            args.game.pack().title,
+            args.game
         );
     }
     let mut cfg: PlayConfig = load(args.config.as_deref())?;

@@ -13,39 +13,10 @@ use engine::GameKind;
 use crate::cli::StrengthArgs;
 use crate::config::ArenaConfig;
 
-/// The documented protocol of one game: time per move, the reference opponent, openings.
-struct Protocol {
-    /// Milliseconds per move for both sides.
-    ms: u32,
-    /// The opponent, with `{ms}` for its time.
-    opponent: &'static str,
-    /// Random clicks before each match.
-    opening_plies: u32,
-    /// The mixed leaf: what the served agent adds to the network.
-    mixed: &'static str,
-    /// The game's own searcher, with `{ms}` for its time, where a one-layer network plays
-    /// inside it (Banqi's `banqi-ab`): [`Ours::Searcher`] is it with the model at its leaves,
-    /// against it alone.
-    searcher: Option<&'static str>,
-}
-
-fn protocol(game: GameKind) -> Protocol {
-    match game {
-        GameKind::TriGolden => Protocol {
-            ms: 500,
-            opponent: "trigolden-user:time={ms}ms",
-            opening_plies: 0,
-            mixed: "lambda=0,knowledge=0.5",
-            searcher: None,
-        },
-        GameKind::BattleNumber | GameKind::Banqi => Protocol {
-            ms: 100,
-            opponent: "mcts:time={ms}ms,eval=rollout",
-            opening_plies: 6,
-            mixed: "lambda=0.5",
-            searcher: (game == GameKind::Banqi).then_some("banqi-ab:time={ms}ms"),
-        },
-    }
+/// The documented protocol of one game (its pack's): time per move, the reference opponent,
+/// openings, the served leaf and the game's own searcher.
+fn protocol(game: GameKind) -> &'static engine::pack::Strength {
+    &game.pack().strength
 }
 
 /// Which of our agents a measurement plays.

@@ -246,13 +246,9 @@ pub fn export_files(bytes: &[u8], meta: &model::ModelMeta, out: &Path) -> Result
 /// MODEL.md for a game's export: its input paragraph, the forward pass every zeroplay network
 /// shares, and its margin and policy notes.
 fn model_md(game: engine::GameKind) -> String {
-    let (title, input, margin_note, policy) = match game {
-        engine::GameKind::Banqi => ("Banqi", BANQI_INPUT, BANQI_MARGIN, Some(BANQI_POLICY)),
-        engine::GameKind::TriGolden => ("TriGolden", TRIGOLDEN_INPUT, POINTS_MARGIN, None),
-        engine::GameKind::BattleNumber => {
-            ("Battle Number", BATTLENUMBER_INPUT, POINTS_MARGIN, Some(BATTLENUMBER_POLICY))
-        }
-    };
+    let pack = game.pack();
+    let (title, input, margin_note, policy) =
+        (pack.title, pack.model.input, pack.model.margin, pack.model.policy);
     let mut md = format!(
         "# zeroplay model ({title})\n\n{input} Forward pass,\nwith `relu` and `W` stored `[in, out]` \
          (multiply as `x · W + b`):\n\n{FORWARD}    margin = (h · margin.weight + margin.bias) · margin_scale   # {margin_note}\n"
@@ -261,7 +257,7 @@ fn model_md(game: engine::GameKind) -> String {
         Some((head, index)) => md.push_str(&format!(
             "    policy = h · policy.weight + policy.bias              # logits over {head}\n\n{index}\n"
         )),
-        None => md.push_str(NO_POLICY),
+        None => md.push_str(&NO_POLICY.replace("{title}", title)),
     }
     md.push_str(UTILITY);
     md
@@ -273,43 +269,10 @@ pub(crate) const FORWARD: &str = "    h = relu(x · input.weight + input.bias)
     wdl    = softmax(h · wdl.weight + wdl.bias)          # P(win), P(draw), P(loss) for the mover
 ";
 
-const POINTS_MARGIN: &str = "final score difference, mover's view, points";
-
 const UTILITY: &str = "\nSearch utility (zeroplay's default): `(1 − mix)·(P(win) − P(loss)) + mix·tanh(margin / 6)` with mix 0.5.\n";
 
-const BATTLENUMBER_INPUT: &str =
-    "A residual MLP. Input: the Battle Number feature vector, version `feature_version`
-(`feature_len` floats, from the view of the player to move; the layout is in
-`engine/src/battlenumber/features.rs`).";
-
-const BATTLENUMBER_POLICY: (&str, &str) = (
-    "the 69 click indices",
-    "Policy index: square `s` (row · 7 + column) → `s`; piece `(kind, rotation)` → `49 + 4·kind + rotation`
-with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.",
-);
-
-const BANQI_INPUT: &str =
-    "A residual MLP. Input: the Banqi feature vector, version `feature_version`
-(`feature_len` floats: planes of 32 squares, then scalars, from the view of the player to move, or of the player
-whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`).";
-
-const BANQI_MARGIN: &str =
-    "result, mover's view (a won game counts the trainer's decisive_margin, 20 by default)";
-
-const BANQI_POLICY: (&str, &str) = (
-    "1,024 from·32+to indices",
-    "Policy index: a move or capture from square `f` to `t` (square = row · 8 + column, a0 = 0) →
-`32·f + t`; a flip of square `s` → `33·s`. Mask to the legal moves, then softmax.",
-);
-
-const TRIGOLDEN_INPUT: &str = "A residual MLP. Input: the TriGolden feature vector, version `feature_version`
-(`feature_len` floats:
-turn, scores, stock, methods, edge states and the single, double and co-live links of both
-players, from the view of the player to move; the layout is in
-`engine/src/trigolden/features.rs`).";
-
 const NO_POLICY: &str = "
-TriGolden has no fixed action space, so there is no policy: `policy.*` is a 1-wide placeholder
+{title} has no fixed action space, so there is no policy: `policy.*` is a 1-wide placeholder
 that nothing reads (`policy_len` is 0), and the search's priors are uniform.
 ";
 

@@ -1,6 +1,7 @@
-//! ARCHITECTURE.md's structural invariants, checked on the sources: no two modules of a crate
-//! import each other, one `GameKind` in the workspace, per-game switches go through
-//! `engine::with_game!`, and no source file grows past the size where it starts mixing jobs.
+//! ARCHITECTURE.md's structural invariants, checked on the sources: no module import cycles,
+//! one `GameKind` in the workspace, per-game switches go through `engine::with_game!`, games
+//! are named only in their folders (and the places listed with why), and no source file grows
+//! past the size where it starts mixing jobs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -248,6 +249,57 @@ fn one_game_registry_and_one_dispatch() {
     }
     assert_eq!(enums, [root().join("engine/src/kind.rs").display().to_string()], "one GameKind, in engine");
     assert!(name_switches.is_empty(), "per-game switches outside with_game!:\n{}", name_switches.join("\n"));
+}
+
+/// Where a game is still named (its `GameKind` variant or its name in quotes) outside
+/// `kind.rs` and the game folders, with the exact count and why. Everything else a host needs
+/// of a game comes from its pack (`engine::pack`), so a new per-game switch anywhere fails
+/// here; a site made generic fails too, until its line is struck or lowered.
+const GAME_NAMED: &[(&str, usize, &str)] = &[
+    ("src/perft_cmd.rs", 2, "TriGolden's turn-set perft counts a turn once per set of pieces"),
+    ("src/render_cmd.rs", 3, "render's per-game options (TriGolden's scoring mode and piece file)"),
+    ("src/uci_cmd.rs", 1, "the match protocol is Banqi's"),
+    ("src/cli.rs", 1, "`uci` plays Banqi by default"),
+    ("src/play_cmd.rs", 1, "terminal play is Battle Number's"),
+    ("src/bench_cmd/mod.rs", 1, "the self-play benchmark measures Battle Number"),
+    ("src/bench_cmd/ingest.rs", 1, "the ingest benchmark measures Battle Number"),
+    ("server/src/config.rs", 5, "old per-game keys, read with a deprecation warning"),
+];
+
+#[test]
+fn games_are_named_only_in_their_folders_and_the_listed_places() {
+    let variants = ["GameKind::BattleNumber", "GameKind::TriGolden", "GameKind::Banqi"];
+    let names = ["\"battlenumber\"", "\"trigolden\"", "\"banqi\""];
+    let games =
+        ["engine/src/battlenumber/", "engine/src/trigolden/", "engine/src/banqi/", "engine/src/kind.rs"];
+    let mut found = BTreeMap::new();
+    for r in ROOTS {
+        let mut files = Vec::new();
+        rust_files(&root().join(r), &mut files);
+        for f in files {
+            let rel = f.strip_prefix(root()).unwrap().to_string_lossy().replace('\\', "/");
+            if games.iter().any(|g| rel.starts_with(g)) {
+                continue;
+            }
+            let n = code(&f).lines().filter(|l| variants.iter().chain(&names).any(|p| l.contains(p))).count();
+            if n > 0 {
+                found.insert(rel, n);
+            }
+        }
+    }
+    let listed: BTreeMap<String, usize> = GAME_NAMED.iter().map(|(f, n, _)| (f.to_string(), *n)).collect();
+    let diff: Vec<String> = found
+        .iter()
+        .filter(|(f, n)| listed.get(*f) != Some(n))
+        .map(|(f, n)| format!("{f}: {n} lines (listed: {:?})", listed.get(f)))
+        .chain(listed.iter().filter(|(f, _)| !found.contains_key(*f)).map(|(f, _)| format!("{f}: none now")))
+        .collect();
+    assert!(
+        diff.is_empty(),
+        "a game named outside its folder: take it from its pack (engine::pack), or list it in \
+         GAME_NAMED with why:\n{}",
+        diff.join("\n")
+    );
 }
 
 #[test]

@@ -239,3 +239,31 @@ fn serve_prints_no_ready_line_for_a_model_it_then_refuses() {
     assert!(!o.contains("zeroplay serve: http://"), "a ready line before the refusal:\n{o}");
     assert!(e.contains("junk.safetensors"), "{e}");
 }
+
+#[test]
+fn serve_sends_each_model_to_the_game_its_metadata_names_and_refuses_two_for_one() {
+    use engine::Features;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = model::NetConfig::named("nano").unwrap();
+    let (f, p) = (engine::banqi::Banqi::FEATURE_LEN, engine::banqi::Banqi::POLICY_LEN);
+    let net = model::ValueNet::new(&cfg, f, p, &model::cpu());
+    let meta = model::ModelMeta::for_game::<engine::banqi::Banqi>(cfg, 10.0, model::ModelInfo::default());
+    let bytes = model::to_bytes(&net, &meta).unwrap();
+    let (a, b) = (dir.path().join("a.safetensors"), dir.path().join("b.safetensors"));
+    std::fs::write(&a, &bytes).unwrap();
+    std::fs::write(&b, &bytes).unwrap();
+    // The older spelling names the same thing: both are Banqi models, whichever flag says so.
+    let out = zeroplay()
+        .args(["serve", "--listen", "127.0.0.1:0", "--model"])
+        .arg(&a)
+        .arg("--trigolden-model")
+        .arg(&b)
+        .output()
+        .unwrap();
+    let (o, e) = text(&out);
+    assert!(!out.status.success(), "{o}\n{e}");
+    assert!(
+        e.contains("two models for banqi") && e.contains("a.safetensors") && e.contains("b.safetensors"),
+        "{e}"
+    );
+}

@@ -248,26 +248,15 @@ impl Default for GameConfig {
 }
 
 impl GameConfig {
-    /// The defaults for game `name`: [`GameConfig::default`], with lighter searches for
-    /// TriGolden, whose positions cost far more to expand and play out (200 simulations for a
-    /// full search, 50 for a fast one).
+    /// The defaults for game `kind`: [`GameConfig::default`] with the game pack's
+    /// [`engine::pack::Pack::selfplay`] laid over it (TriGolden: lighter searches; Banqi: taught
+    /// by `banqi-ab`).
+    ///
+    /// # Panics
+    /// If the game's pack does not fit this table (a test reads every game's).
     pub fn default_for(kind: GameKind) -> GameConfig {
-        let mut g = GameConfig::default();
-        // Every game named: a new game is a compile error here until its searches are chosen.
-        match kind {
-            GameKind::BattleNumber => {}
-            GameKind::Banqi => {
-                // Taught by banqi-ab: after 30 minutes the network alone scored 93.8% against
-                // rollout MCTS at 100 ms, where MCTS self-play promoted no model at all
-                // (docs/benchmarks.md, "Banqi on the curve").
-                g.settings.teacher = "banqi-ab:nodes=20000".into();
-            }
-            GameKind::TriGolden => {
-                g.settings.full_sims = 200;
-                g.settings.fast_sims = 50;
-            }
-        }
-        g
+        engine::pack::overlay(&GameConfig::default(), kind.pack().selfplay)
+            .unwrap_or_else(|e| panic!("{kind}'s pack: selfplay: {e}"))
     }
 }
 
@@ -308,7 +297,7 @@ impl Default for SourcesConfig {
 impl Default for CoordinatorConfig {
     fn default() -> Self {
         let mut games = BTreeMap::new();
-        games.insert(GameKind::BattleNumber, GameConfig::default());
+        games.insert(GameKind::DEFAULT, GameConfig::default());
         CoordinatorConfig {
             listen: "127.0.0.1:50051".into(),
             metrics_listen: None,
@@ -414,8 +403,10 @@ impl CoordinatorConfig {
         if self.games.is_empty() {
             return bad("at least one game under [games]".into());
         }
-        if self.games.contains_key(&GameKind::TriGolden) {
-            self.options.trigolden.engine().map_err(|e| ConfigError(format!("options.trigolden: {e}")))?;
+        // Each played game's options (TriGolden's name a shape table that must read).
+        for &kind in self.games.keys() {
+            engine::with_game!(kind, |G| self.options.checked::<G>().map(drop))
+                .map_err(|e| ConfigError(format!("options.{kind}: {e}")))?;
         }
         for (name, g) in &self.games {
             g.settings.validate().map_err(|e| ConfigError(format!("games.{name}: {e}")))?;
@@ -458,6 +449,20 @@ impl CoordinatorConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_games_pack_lays_its_selfplay_defaults_over_the_tables() {
+        for k in GameKind::ALL {
+            let mut c = CoordinatorConfig::default();
+            c.games = [(k, GameConfig::default_for(k))].into();
+            c.validate().unwrap_or_else(|e| panic!("{k}: {e}"));
+        }
+        let tg = GameConfig::default_for(GameKind::of::<engine::trigolden::TriGolden>());
+        assert_eq!((tg.settings.full_sims, tg.settings.fast_sims), (200, 50));
+        let bq = GameConfig::default_for(GameKind::of::<engine::banqi::Banqi>());
+        assert_eq!(bq.settings.teacher, "banqi-ab:nodes=20000");
+        assert_eq!(bq.leaf, GameConfig::default().leaf, "what the pack does not say keeps its default");
+    }
 
     #[test]
     fn leaf_evaluator_settings_are_checked() {

@@ -255,20 +255,32 @@ impl FromStr for AgentSpec {
 
 impl fmt::Display for AgentSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (name, parts) = match self {
-            AgentSpec::Random => return f.write_str("random"),
+        let name = self.family();
+        let parts = match self {
+            AgentSpec::Random => return f.write_str(name),
             AgentSpec::Mcts(m) => {
-                return write!(f, "mcts:{}", keys::parts(MCTS_KEYS, &MctsDraft::of(m)).join(","));
+                return write!(f, "{name}:{}", keys::parts(MCTS_KEYS, &MctsDraft::of(m)).join(","));
             }
-            AgentSpec::TrigoldenLite(s) => ("trigolden-lite", keys::parts(LITE_KEYS, s)),
-            AgentSpec::TrigoldenUser(s) => ("trigolden-user", keys::parts(USER_KEYS, s)),
-            AgentSpec::BanqiAb(s) => ("banqi-ab", s.spec_parts()),
+            AgentSpec::TrigoldenLite(s) => keys::parts(LITE_KEYS, s),
+            AgentSpec::TrigoldenUser(s) => keys::parts(USER_KEYS, s),
+            AgentSpec::BanqiAb(s) => s.spec_parts(),
         };
         if parts.is_empty() { f.write_str(name) } else { write!(f, "{name}:{}", parts.join(",")) }
     }
 }
 
 impl AgentSpec {
+    /// The family's name, as a spec starts ([`AgentSpec::families`]).
+    pub fn family(&self) -> &'static str {
+        match self {
+            AgentSpec::Random => "random",
+            AgentSpec::Mcts(_) => "mcts",
+            AgentSpec::TrigoldenLite(_) => "trigolden-lite",
+            AgentSpec::TrigoldenUser(_) => "trigolden-user",
+            AgentSpec::BanqiAb(_) => "banqi-ab",
+        }
+    }
+
     /// Every agent family with its keys, for `zeroplay agents` and the docs: what a spec can
     /// say, from the same tables the parser reads.
     pub fn families() -> Vec<keys::Family> {

@@ -13,6 +13,7 @@ use std::str::FromStr;
 use crate::banqi::Banqi;
 use crate::battlenumber::BattleNumber;
 use crate::game::Game;
+use crate::pack::{GamePack, Pack};
 use crate::trigolden::TriGolden;
 
 /// A game zeroplay plays. Spelled as [`Game::NAME`] in configs, the CLI, lease rows, Parquet
@@ -60,6 +61,9 @@ macro_rules! with_game {
 }
 
 impl GameKind {
+    /// The game a command plays when none is named: the first game, Battle Number.
+    pub const DEFAULT: GameKind = GameKind::BattleNumber;
+
     /// Every kind, in the order the docs and menus list them.
     pub const ALL: [GameKind; 3] = [GameKind::BattleNumber, GameKind::TriGolden, GameKind::Banqi];
 
@@ -101,6 +105,23 @@ impl GameKind {
             GameKind::Banqi => "Banqi (暗棋)",
         }
     }
+}
+
+impl GameKind {
+    /// The kind's [`Pack`]: what its folder tells the hosts.
+    pub fn pack(self) -> &'static Pack {
+        with_game!(self, |G| pack_of::<G>())
+    }
+
+    /// The kind that a replay token's byte names ([`Pack::replay_code`]).
+    pub fn from_replay_code(code: u8) -> Option<GameKind> {
+        GameKind::ALL.into_iter().find(|k| k.pack().replay_code == code)
+    }
+}
+
+fn pack_of<G: GamePack>() -> &'static Pack {
+    // A constant with no interior mutability is promoted to a static.
+    const { &G::PACK }
 }
 
 impl fmt::Display for GameKind {

@@ -22,6 +22,8 @@
 //! - [`features`]: network encodings (feature vectors, policy indices) with their versions.
 //! - [`agent`]: agents (random, MCTS) and the spec strings that name them.
 //! - [`arena`]: side-swapped two-game matches between agents, and Elo statistics.
+//! - [`pack`]: game packs, what each game's folder tells the hosts (names, defaults as TOML,
+//!   strength protocol, model docs) so they need no per-game match.
 //! - [`perft`]: counting complete-turn sequences, to cross-check move generators.
 //! - [`selfplay`]: one self-play game with noise, temperature, playout caps and resignation.
 //! - [`spsa`]: SPSA, the seeded tuner of evaluation weights from game results.
@@ -38,6 +40,7 @@ pub mod gating;
 pub mod kind;
 pub mod leaf;
 pub mod mcts;
+pub mod pack;
 pub mod perft;
 pub mod selfplay;
 pub mod shallow;

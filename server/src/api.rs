@@ -159,9 +159,10 @@ async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     Json(json!({
         "games": GameKind::NAMES,
         // Each game's model version (0: no network yet). `model_version` alone is Battle
-        // Number's, as before the server hosted other games; kept for older clients.
+        // Number's (the default game's), as before the server hosted other games; kept for
+        // older clients.
         "model_versions": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.model(k).version()))).into_iter().collect::<serde_json::Map<_, _>>(),
-        "model_version": state.model(GameKind::BattleNumber).version(),
+        "model_version": state.model(GameKind::DEFAULT).version(),
         "games_held": state.games_held(),
         // The agent each game's AI is now (it changes when a model arrives), at 1 s a move.
         "agents": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.hosts.ai_name(k)))).into_iter().collect::<serde_json::Map<_, _>>(),
@@ -571,7 +572,7 @@ async fn arbitration(
     let t = h.table.lock().expect("not poisoned");
     match t.arbitration() {
         Some(v) => Ok(Json(v)),
-        None if t.kind() == GameKind::TriGolden => Err(ApiError::Conflict(
+        None if t.kind().pack().arbitration => Err(ApiError::Conflict(
             "arbitration is asked at the start of a turn, after the opening and before the game ends".into(),
         )),
         None => Err(ApiError::BadRequest(format!("{} has no arbitration", t.kind().name()))),

@@ -251,20 +251,21 @@ fn check_agent(kind: GameKind, agent: &str) -> Result<(), String> {
         return Ok(());
     }
     let spec = agent.parse::<AgentSpec>().map_err(|e| e.to_string())?;
-    match kind {
-        GameKind::BattleNumber => Err("Battle Number's AI is auto or net".into()),
-        GameKind::TriGolden => match spec {
-            AgentSpec::Mcts(m) if matches!(m.eval, engine::agent::EvalSpec::Net { .. }) => {
-                Err("for the network say \"net\" or \"auto\" and give the model".into())
-            }
-            AgentSpec::TrigoldenUser(_) | AgentSpec::TrigoldenLite(_) | AgentSpec::Mcts(_) => Ok(()),
-            _ => Err("auto, net, trigolden-user:..., trigolden-lite:... or mcts:...".into()),
-        },
-        GameKind::Banqi => match spec {
-            AgentSpec::BanqiAb(_) => Ok(()),
-            _ => Err("auto, banqi-ab[:...] or net".into()),
-        },
+    // The families the game's pack lets the server serve.
+    let pack = kind.pack();
+    if let AgentSpec::Mcts(m) = &spec
+        && matches!(m.eval, engine::agent::EvalSpec::Net { .. })
+    {
+        return Err("for the network say \"net\" or \"auto\" and give the model".into());
     }
+    if pack.served_agents.contains(&spec.family()) {
+        return Ok(());
+    }
+    if pack.served_agents.is_empty() {
+        return Err(format!("{}'s AI is auto or net", pack.title));
+    }
+    let listed: Vec<String> = pack.served_agents.iter().map(|f| format!("{f}[:...]")).collect();
+    Err(format!("auto, net or {}", listed.join(", ")))
 }
 
 #[cfg(test)]

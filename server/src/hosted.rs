@@ -52,7 +52,7 @@ impl Hosted for TriGolden {
         // the user's AI's candidates, as docs/benchmarks.md measured it.
         let net =
             net_ai::<TriGolden>(slot.clone(), LeafSettings { lambda: 0.0, ..cfg.leaf }, TRIGOLDEN_KNOWLEDGE);
-        let agent = cfg.game(GameKind::TriGolden).agent;
+        let agent = cfg.game(GameKind::of::<Self>()).agent;
         let (auto, spec) = match agent.as_str() {
             "net" => return net,
             // A person waits for the time they asked: the whole turn counts.
@@ -95,7 +95,7 @@ impl Hosted for Banqi {
     fn ai(cfg: &ServeConfig, slot: Arc<ModelSlot>) -> AiFactory<Self> {
         // The model's MCTS once there is a model, banqi-ab until then (`auto`).
         let net = net_ai::<Banqi>(slot.clone(), cfg.leaf, 0.0);
-        let agent = cfg.game(GameKind::Banqi).agent;
+        let agent = cfg.game(GameKind::of::<Self>()).agent;
         let spec = match agent.as_str() {
             "net" => return net,
             spec => spec,

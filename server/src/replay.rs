@@ -13,7 +13,7 @@ use engine::game::Game;
 
 use engine::GameKind;
 
-use crate::served::{self, Served};
+use crate::served::Served;
 
 const FORMAT: u8 = 1;
 /// Longest token accepted (characters).
@@ -56,7 +56,7 @@ fn get_varint(b: &[u8], at: &mut usize) -> Result<u64, String> {
 /// # Panics
 /// If an action of `r` is not legal where it is played (the server only holds legal games).
 pub fn encode<G: Served>(r: &Replay<G>) -> String {
-    let mut out = vec![FORMAT, served::code(GameKind::of::<G>())];
+    let mut out = vec![FORMAT, GameKind::of::<G>().pack().replay_code];
     put_varint(&mut out, r.seed);
     let opts = serde_json::to_vec(&G::options_json(&r.options)).expect("options serialise");
     put_varint(&mut out, opts.len() as u64);
@@ -79,7 +79,7 @@ pub fn encode<G: Served>(r: &Replay<G>) -> String {
 /// A token that is not base64url or is too short.
 pub fn kind_of(token: &str) -> Result<GameKind, String> {
     let b = bytes(token)?;
-    served::from_code(b[1]).ok_or_else(|| format!("unknown game code {}", b[1]))
+    GameKind::from_replay_code(b[1]).ok_or_else(|| format!("unknown game code {}", b[1]))
 }
 
 /// The token's bytes, with a known format byte and at least a game code after it.
@@ -100,7 +100,7 @@ fn bytes(token: &str) -> Result<Vec<u8>, String> {
 /// What is wrong: encoding, game, options, or the click that is out of range.
 pub fn decode<G: Served>(token: &str, defaults: &G::Options) -> Result<Replay<G>, String> {
     let b = bytes(token)?;
-    if b[1] != served::code(GameKind::of::<G>()) {
+    if b[1] != GameKind::of::<G>().pack().replay_code {
         return Err(format!("token is not a {} game", G::NAME));
     }
     let mut at = 2;

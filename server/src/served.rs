@@ -1,32 +1,16 @@
 //! What the server needs of each game beyond [`Game`]: [`Served`] (options as JSON, a board
-//! description for the web client, a picture), and the one-byte game codes of replay tokens.
+//! description for the web client, a picture).
 //! [`crate::table`] and [`crate::replay`] both build on it.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::GameKind;
 use engine::agent::Agent;
 use engine::banqi::{self, Banqi};
 use engine::battlenumber::{self, BattleNumber};
 use engine::game::{Game, Seat};
 use engine::trigolden::{self, TriGolden};
 use serde_json::{Value, json};
-
-/// The byte that names `kind` in a replay token. Fixed forever: tokens already shared keep
-/// their meaning.
-pub fn code(kind: GameKind) -> u8 {
-    match kind {
-        GameKind::BattleNumber => 1,
-        GameKind::TriGolden => 2,
-        GameKind::Banqi => 3,
-    }
-}
-
-/// The kind a replay token's code byte names.
-pub fn from_code(c: u8) -> Option<GameKind> {
-    GameKind::ALL.into_iter().find(|&k| code(k) == c)
-}
 
 /// Builds the AI for one turn of game `G`, given its time per move.
 pub type AiFactory<G> = Arc<dyn Fn(Duration) -> Box<dyn Agent<G>> + Send + Sync>;

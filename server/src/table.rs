@@ -314,15 +314,8 @@ impl<G: Served> Table for Session<G> {
     }
 
     fn svg(&self, zh: bool, when: &str) -> (String, &'static str) {
-        let kind = GameKind::of::<G>();
-        let title = match (kind, zh) {
-            (GameKind::BattleNumber, true) => "拚數棋",
-            (GameKind::TriGolden, true) => "頂鑫棋",
-            (GameKind::Banqi, true) => "暗棋",
-            (GameKind::BattleNumber, false) => "Battle Number",
-            (GameKind::TriGolden, false) => "TriGolden",
-            (GameKind::Banqi, false) => "Banqi",
-        };
+        let pack = GameKind::of::<G>().pack();
+        let title = if zh { pack.title_zh } else { pack.title };
         let seat = |s: Seat| match (s, zh) {
             (Seat::First, false) => "First",
             (Seat::Second, false) => "Second",
@@ -332,12 +325,12 @@ impl<G: Served> Table for Session<G> {
         let status = match (self.state.outcome(), mover(&self.state)) {
             (Some(o), _) => match (o.winner(), o.decisive.is_some(), zh) {
                 (Some(w), false, false) => format!("{} wins", seat(w)),
-                (Some(w), true, false) if kind == GameKind::TriGolden => {
+                (Some(w), true, false) if pack.arbitration => {
                     format!("{} wins by arbitration", seat(w))
                 }
                 (Some(w), true, false) => format!("{} wins outright", seat(w)),
                 (Some(w), false, true) => format!("{}勝", seat(w)),
-                (Some(w), true, true) if kind == GameKind::TriGolden => format!("{}仲裁勝", seat(w)),
+                (Some(w), true, true) if pack.arbitration => format!("{}仲裁勝", seat(w)),
                 (Some(w), true, true) => format!("{}直接勝", seat(w)),
                 (None, _, false) => "Draw".into(),
                 (None, _, true) => "和局".into(),

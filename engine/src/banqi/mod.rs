@@ -22,6 +22,7 @@
 pub mod ab;
 pub mod draws;
 pub mod features;
+mod pack;
 pub mod render;
 mod setup;
 pub mod tablebase;

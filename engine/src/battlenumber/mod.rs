@@ -15,6 +15,7 @@
 
 pub mod bitboard;
 pub mod features;
+mod pack;
 pub mod render;
 mod setup;
 pub mod symmetry;

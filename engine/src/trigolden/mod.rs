@@ -16,6 +16,7 @@
 
 pub mod features;
 pub mod lite;
+mod pack;
 mod pair;
 pub mod render;
 pub mod shapes;

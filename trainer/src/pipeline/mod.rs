@@ -75,7 +75,7 @@ pub struct PipelineConfig {
 impl Default for PipelineConfig {
     fn default() -> Self {
         PipelineConfig {
-            game: engine::GameKind::BattleNumber,
+            game: engine::GameKind::DEFAULT,
             // The coordinator's default data_dir is runs/default: its games are read from there.
             data_dir: PathBuf::from("runs/default/games"),
             run_dir: PathBuf::from("runs/default/trainer"),
@@ -100,62 +100,16 @@ impl Default for PipelineConfig {
 }
 
 impl PipelineConfig {
-    /// The defaults for `game`: [`PipelineConfig::default`]; for Banqi the teacher's recipe
-    /// (8 samples a position, a round every 20,000 positions) with a `nano` network gated
-    /// inside `banqi-ab` against `banqi-ab`; scaled for TriGolden,
-    /// whose games come about fifty times slower than Battle Number's (a 200,000-position
-    /// window, a round every 3,000 new positions, 300 steps a round, gating at 32 simulations
-    /// with the network alone).
+    /// The defaults for `game`: [`PipelineConfig::default`] with the game pack's
+    /// [`engine::pack::Pack::pipeline`] laid over it (Banqi: the teacher's recipe, a `nano`
+    /// network gated inside `banqi-ab`; TriGolden: scaled for games about fifty times slower).
+    ///
+    /// # Panics
+    /// If the game's pack does not fit this configuration (a test reads every game's).
     pub fn default_for(game: engine::GameKind) -> PipelineConfig {
-        let mut c = PipelineConfig { game, ..PipelineConfig::default() };
-        // Every game named: a new game is a compile error here until its defaults are chosen.
-        match game {
-            engine::GameKind::BattleNumber => {}
-            engine::GameKind::Banqi => {
-                // The recipe measured with the coordinator's Banqi teacher (banqi-ab plays both
-                // seats; docs/benchmarks.md, "Banqi on the curve"): rounds every 20,000
-                // positions, 8 samples a position.
-                c.min_new_positions = 20_000;
-                c.samples_per_position = 8.0;
-                c.steps_per_round = 4000;
-                // A one-layer network: what the play server runs inside banqi-ab, measured
-                // stronger there than banqi-ab's own evaluation (docs/benchmarks.md, issue 39).
-                c.train.net = "nano".into();
-                // Gated as it is served: banqi-ab with the candidate at its leaves
-                // (model::gate_agent) at 20,000 nodes a move, the teacher's budget; the first
-                // candidate meets banqi-ab alone at the same budget, so no model is served
-                // until one beats the AI served without one. A match costs about 3 s of one
-                // core. Rating matches would take the same time from the teacher's games.
-                c.gate.sims = 200;
-                c.gate.baseline_sims = 200;
-                c.rating.matches = 0;
-            }
-            engine::GameKind::TriGolden => {
-                c.window_positions = 200_000;
-                c.window_min_positions = 50_000;
-                c.min_new_positions = 3_000;
-                // 25 samples per position: the ~300 steps per 3,000 positions that run tg3 was
-                // measured with (docs/benchmarks.md); TriGolden positions are scarce.
-                c.samples_per_position = 25.0;
-                // And the loss weights tg3 was measured with.
-                c.train.q_mix = 0.5;
-                c.train.margin_weight = 1.0;
-                c.steps_per_round = 300;
-                c.gate.sims = 32;
-                // TriGolden keeps the fixed threshold over 40 matches that tg3 was measured with:
-                // its matches cost seconds each, and the default SPRT would play up to 100 a round
-                // (its effect there is not measured).
-                c.gate.rule = engine::gating::GateRule::Threshold;
-                c.gate.matches = 40;
-                // A TriGolden playout costs milliseconds: gating with one per leaf would take
-                // longer than the round it gates.
-                c.gate.leaf.lambda = 0.0;
-                // Rating games cost what gating games cost: a few, against the reference only.
-                c.rating.matches = 4;
-                c.rating.anchors = Vec::new();
-            }
-        }
-        c
+        let base = PipelineConfig { game, ..PipelineConfig::default() };
+        engine::pack::overlay(&base, game.pack().pipeline)
+            .unwrap_or_else(|e| panic!("{game}'s pack: pipeline: {e}"))
     }
 }
 
@@ -429,4 +383,30 @@ pub fn summary(history: &[RatingEntry], run_dir: &Path) -> String {
 /// The path of the best model in a run directory.
 pub fn best_model_path(run_dir: &Path) -> PathBuf {
     run_dir.join("models").join("best.safetensors")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_games_pack_lays_its_pipeline_defaults_over_the_trainers() {
+        for k in engine::GameKind::ALL {
+            let c = PipelineConfig::default_for(k);
+            assert_eq!(c.game, k);
+            c.validate().unwrap_or_else(|e| panic!("{k}: {e}"));
+        }
+        let tg = PipelineConfig::default_for(engine::GameKind::of::<engine::trigolden::TriGolden>());
+        assert_eq!((tg.window_positions, tg.steps_per_round, tg.gate.matches), (200_000, 300, 40));
+        assert_eq!(tg.gate.rule, engine::gating::GateRule::Threshold);
+        assert_eq!((tg.gate.leaf.lambda, tg.rating.matches), (0.0, 4));
+        assert!(tg.rating.anchors.is_empty());
+        let bq = PipelineConfig::default_for(engine::GameKind::of::<engine::banqi::Banqi>());
+        assert_eq!((bq.train.net.as_str(), bq.gate.sims, bq.rating.matches), ("nano", 200, 0));
+        assert_eq!(
+            bq.gate.rule,
+            PipelineConfig::default().gate.rule,
+            "what the pack does not say keeps its default"
+        );
+    }
 }

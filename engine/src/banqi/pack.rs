@@ -1,0 +1,65 @@
+//! Banqi's [`Pack`]: what the hosts need to know of it beyond the rules.
+
+use super::Banqi;
+use crate::pack::{GamePack, ModelDoc, Pack, Strength};
+
+impl GamePack for Banqi {
+    const PACK: Pack = Pack {
+        title: "Banqi",
+        title_zh: "暗棋",
+        replay_code: 3,
+        perft_note: "a flip and each piece it may reveal are distinct sequences",
+        selfplay: r#"
+# Taught by banqi-ab: after 30 minutes the network alone scored 93.8% against rollout MCTS at
+# 100 ms, where MCTS self-play promoted no model at all (docs/benchmarks.md, "Banqi on the
+# curve").
+[settings]
+teacher = "banqi-ab:nodes=20000"
+"#,
+        pipeline: r#"
+# The recipe measured with the coordinator's Banqi teacher (banqi-ab plays both seats;
+# docs/benchmarks.md, "Banqi on the curve"): rounds every 20,000 positions, 8 samples a
+# position.
+min_new_positions = 20000
+samples_per_position = 8.0
+steps_per_round = 4000
+
+[train]
+# A one-layer network: what the play server runs inside banqi-ab, measured stronger there
+# than banqi-ab's own evaluation (docs/benchmarks.md, issue 39).
+net = "nano"
+
+[gate]
+# Gated as it is served: banqi-ab with the candidate at its leaves (model::gate_agent) at
+# 20,000 nodes a move, the teacher's budget; the first candidate meets banqi-ab alone at the
+# same budget, so no model is served until one beats the AI served without one. A match costs
+# about 3 s of one core.
+sims = 200
+baseline_sims = 200
+
+[rating]
+# Rating matches would take the same time from the teacher's games.
+matches = 0
+"#,
+        strength: Strength {
+            ms: 100,
+            opponent: "mcts:time={ms}ms,eval=rollout",
+            opening_plies: 6,
+            mixed: "lambda=0.5",
+            searcher: Some("banqi-ab:time={ms}ms"),
+        },
+        model: ModelDoc {
+            input: "A residual MLP. Input: the Banqi feature vector, version `feature_version`
+(`feature_len` floats: planes of 32 squares, then scalars, from the view of the player to move, or of the player
+whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`).",
+            margin: "result, mover's view (a won game counts the trainer's decisive_margin, 20 by default)",
+            policy: Some((
+                "1,024 from·32+to indices",
+                "Policy index: a move or capture from square `f` to `t` (square = row · 8 + column, a0 = 0) →
+`32·f + t`; a flip of square `s` → `33·s`. Mask to the legal moves, then softmax.",
+            )),
+        },
+        served_agents: &["banqi-ab"],
+        arbitration: false,
+    };
+}

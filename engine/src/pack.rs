@@ -1,0 +1,168 @@
+//! Game packs: what a game's own folder tells the programs that host it.
+//!
+//! Each game supplies one [`Pack`] through [`GamePack`] (in its folder's `pack.rs`): its names
+//! in both languages, its replay-token byte, its perft note, its defaults for self-play and
+//! for the training pipeline (as TOML over the hosts' own defaults, so the game folder needs
+//! none of their types), its strength protocol, its model documentation and what the play
+//! server may serve for it. The coordinator, the trainer, the play server and the commands
+//! read these through [`crate::GameKind::pack`] instead of matching on the kind, so a fourth game
+//! fills in one `Pack` where today's three would each need a new match arm in a dozen files.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::game::Game;
+
+/// What a game's folder supplies to the hosts (see the module docs).
+#[derive(Debug)]
+pub struct Pack {
+    /// The game's English name ("Battle Number").
+    pub title: &'static str,
+    /// The game's own script ("拚數棋").
+    pub title_zh: &'static str,
+    /// The byte that names the game in the play server's replay tokens. Fixed forever: tokens
+    /// already shared keep their meaning. Unique among the games (a test checks).
+    pub replay_code: u8,
+    /// What `zeroplay perft` counts, said in a few words.
+    pub perft_note: &'static str,
+    /// TOML over the coordinator's `[games.<name>]` defaults (the keys of that table), with
+    /// comments saying why; empty: the defaults as they are.
+    pub selfplay: &'static str,
+    /// TOML over the trainer's defaults (the keys of `configs/train.toml`), with comments
+    /// saying why; empty: the defaults as they are.
+    pub pipeline: &'static str,
+    /// How `zeroplay strength` measures a model of this game.
+    pub strength: Strength,
+    /// What MODEL.md says about the game's network.
+    pub model: ModelDoc,
+    /// The agent families the play server may serve besides `auto` and `net` (`[games.<name>]
+    /// agent`), each as a spec's family name; empty: `auto` or `net` only.
+    pub served_agents: &'static [&'static str],
+    /// A decisive win that is not by the score is an arbitration (TriGolden's rule), not an
+    /// outright win; the game's arbitration can be asked at a turn's start.
+    pub arbitration: bool,
+}
+
+/// The documented strength protocol of one game: time per move, reference opponent, openings.
+#[derive(Debug)]
+pub struct Strength {
+    /// Milliseconds per move for both sides.
+    pub ms: u32,
+    /// The reference opponent, as a spec with `{ms}` for its time.
+    pub opponent: &'static str,
+    /// Random plies before each match.
+    pub opening_plies: u32,
+    /// The served agent's leaf, as MCTS keys: what the server adds to the network.
+    pub mixed: &'static str,
+    /// The game's own searcher, with `{ms}` for its time, where a one-layer network plays
+    /// inside it (Banqi's `banqi-ab`); `None`: such a network plays through MCTS.
+    pub searcher: Option<&'static str>,
+}
+
+/// The game-specific paragraphs of an exported model's MODEL.md.
+#[derive(Debug)]
+pub struct ModelDoc {
+    /// The input paragraph: the feature vector and where its layout is documented.
+    pub input: &'static str,
+    /// What the margin head predicts.
+    pub margin: &'static str,
+    /// The policy head's width and its index map; `None`: no fixed action space.
+    pub policy: Option<(&'static str, &'static str)>,
+}
+
+/// The margin note of a game scored in points.
+pub const POINTS_MARGIN: &str = "final score difference, mover's view, points";
+
+/// A game with a pack. Every game in [`crate::GameKind`] has one.
+pub trait GamePack: Game {
+    /// The game's pack.
+    const PACK: Pack;
+}
+
+/// `base` with the TOML `overlay` laid over it: tables merge key by key, anything else is
+/// replaced. How a host applies a game pack's defaults ([`Pack::selfplay`], [`Pack::pipeline`])
+/// to its own.
+///
+/// # Errors
+/// An overlay that is not TOML, or whose keys or values the type does not accept (the type's
+/// own message, naming the key).
+pub fn overlay<T: Serialize + DeserializeOwned>(base: &T, overlay: &str) -> Result<T, String> {
+    let mut merged = toml::Table::try_from(base).map_err(|e| format!("the defaults as TOML: {e}"))?;
+    let top: toml::Table = toml::from_str(overlay).map_err(|e| format!("not TOML: {e}"))?;
+    merge(&mut merged, top);
+    merged.try_into().map_err(|e: toml::de::Error| e.to_string())
+}
+
+fn merge(into: &mut toml::Table, from: toml::Table) {
+    for (k, v) in from {
+        match (into.get_mut(&k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge(a, b),
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GameKind;
+    use std::collections::BTreeSet;
+
+    #[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Inner {
+        a: u32,
+        b: String,
+    }
+
+    #[derive(Debug, PartialEq, Serialize, serde::Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Outer {
+        x: f64,
+        list: Vec<String>,
+        inner: Inner,
+    }
+
+    impl Default for Inner {
+        fn default() -> Self {
+            Inner { a: 1, b: "one".into() }
+        }
+    }
+
+    impl Default for Outer {
+        fn default() -> Self {
+            Outer { x: 0.5, list: vec!["p".into()], inner: Inner::default() }
+        }
+    }
+
+    #[test]
+    fn an_overlay_merges_tables_and_replaces_values() {
+        let o = overlay(&Outer::default(), "# why\nlist = []\n[inner]\na = 7\n").unwrap();
+        assert_eq!(o, Outer { x: 0.5, list: vec![], inner: Inner { a: 7, b: "one".into() } });
+        assert_eq!(overlay(&Outer::default(), "").unwrap(), Outer::default());
+        let e = overlay(&Outer::default(), "[inner]\nc = 1\n").unwrap_err();
+        assert!(e.contains("unknown field `c`"), "{e}");
+        assert!(overlay(&Outer::default(), "x = \"half\"").is_err());
+        assert!(overlay(&Outer::default(), "x = ").unwrap_err().starts_with("not TOML"));
+    }
+
+    #[test]
+    fn every_game_has_a_pack_with_its_own_names_and_replay_byte() {
+        let codes: BTreeSet<u8> = GameKind::ALL.iter().map(|k| k.pack().replay_code).collect();
+        assert_eq!(codes.len(), GameKind::ALL.len(), "replay bytes are unique");
+        for k in GameKind::ALL {
+            let p = k.pack();
+            assert_eq!(GameKind::from_replay_code(p.replay_code), Some(k));
+            assert_eq!(k.title(), format!("{} ({})", p.title, p.title_zh));
+            assert!(!p.perft_note.is_empty() && p.strength.opponent.contains("{ms}"), "{k}");
+            toml::from_str::<toml::Table>(p.selfplay).unwrap();
+            toml::from_str::<toml::Table>(p.pipeline).unwrap();
+            for family in p.served_agents {
+                assert!(crate::agent::AgentSpec::families().iter().any(|f| f.name == *family), "{family}");
+            }
+        }
+        assert_eq!(GameKind::from_replay_code(0), None);
+    }
+}
