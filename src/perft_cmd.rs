@@ -6,8 +6,7 @@ use std::time::Instant;
 use anyhow::Result;
 use engine::GameKind;
 use engine::game::Game;
-use engine::perft::{first_turns, perft};
-use engine::trigolden::{self, TriGolden};
+use engine::pack::GamePack;
 
 use crate::cli::PerftArgs;
 
@@ -29,34 +28,29 @@ pub fn run(args: PerftArgs) -> Result<()> {
     Ok(())
 }
 
-/// Perft from the default start of `kind` to `depth` turns.
+/// Perft from the default start of `kind` to `depth` turns (TriGolden counts a turn once per
+/// set of pieces; see [`engine::trigolden::perft`] for `make_every_turn`).
 fn count(kind: GameKind, depth: u32, threads: usize, make_every_turn: bool) -> u64 {
-    match kind {
-        // TriGolden counts a turn once per set of pieces, whatever the order of its clicks.
-        GameKind::TriGolden => {
-            trigolden_perft(&TriGolden::new_game(&Default::default()), depth, threads, make_every_turn)
-        }
-        GameKind::BattleNumber | GameKind::Banqi => {
-            engine::with_game!(kind, |G| parallel_perft(&G::new_game(&Default::default()), depth, threads))
-        }
-    }
+    engine::with_game!(kind, |G| parallel_perft(
+        &G::new_game(&Default::default()),
+        depth,
+        threads,
+        make_every_turn
+    ))
 }
 
-/// TriGolden's turn-set perft, the first turns shared out among `threads` (see
-/// [`trigolden::perft`] for `make_every_turn`).
-pub fn trigolden_perft(state: &TriGolden, depth: u32, threads: usize, make_every_turn: bool) -> u64 {
+/// Perft of `state` to `depth` turns, as its game counts them ([`GamePack::perft`]), with
+/// the first turns shared out among `threads`.
+pub fn parallel_perft<G: GamePack + Sync>(
+    state: &G,
+    depth: u32,
+    threads: usize,
+    make_every_turn: bool,
+) -> u64 {
     if depth <= 1 || threads <= 1 {
-        return trigolden::perft(state, depth, make_every_turn);
+        return state.perft(depth, make_every_turn);
     }
-    let roots: Vec<TriGolden> = state
-        .legal_turns()
-        .into_iter()
-        .map(|turn| {
-            let mut child = state.clone();
-            turn.into_iter().for_each(|a| child.play_unchecked(a));
-            child
-        })
-        .collect();
+    let roots = state.perft_children();
     let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
@@ -64,7 +58,7 @@ pub fn trigolden_perft(state: &TriGolden, depth: u32, threads: usize, make_every
                 s.spawn(|| {
                     let mut total = 0;
                     while let Some(child) = roots.get(next.fetch_add(1, Ordering::Relaxed)) {
-                        total += trigolden::perft(child, depth - 1, make_every_turn);
+                        total += child.perft(depth - 1, make_every_turn);
                     }
                     total
                 })
@@ -74,26 +68,21 @@ pub fn trigolden_perft(state: &TriGolden, depth: u32, threads: usize, make_every
     })
 }
 
-/// Perft of `state` to `depth` turns, with the first turns shared out among `threads`.
-pub fn parallel_perft<G: Game>(state: &G, depth: u32, threads: usize) -> u64 {
-    if depth <= 1 || threads <= 1 {
-        return perft(state, depth);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_share_the_count_out_without_changing_it() {
+        for kind in GameKind::ALL {
+            let by = |threads| count(kind, 2, threads, false);
+            let one = by(1);
+            assert!(one > 0, "{kind}");
+            assert_eq!(by(3), one, "{kind}");
+        }
+        // TriGolden counts a turn once per set of pieces (its own perft), not per click order.
+        let tg = GameKind::of::<engine::trigolden::TriGolden>();
+        let start = engine::trigolden::TriGolden::new_game(&Default::default());
+        assert_eq!(count(tg, 2, 2, false), engine::trigolden::perft(&start, 2, false));
     }
-    let roots = first_turns(state);
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut total = 0;
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((_, child)) = roots.get(i) else { return total };
-                        total += perft(child, depth - 1);
-                    }
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().expect("perft worker panicked")).sum()
-    })
 }

@@ -1,14 +1,12 @@
 //! `zeroplay render`: a game file replayed and drawn as SVG.
 
 use anyhow::{Context, Result};
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
 use engine::game::Game;
-use engine::trigolden::{ScoringMode, TriGolden};
+use engine::pack::GamePack;
+use engine::trigolden::ScoringMode;
 
 use crate::cli::{RenderArgs, ScoringArg};
-use crate::config::TrigoldenOptions;
-use engine::GameKind;
+use crate::config::{GameOptions, TrigoldenOptions};
 
 /// Replays the actions in `text` (separated by spaces or newlines, `#` starts a comment) from
 /// the start of game `G`; errors name the action and why.
@@ -32,50 +30,20 @@ pub fn run(args: RenderArgs) -> Result<()> {
     let text =
         std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let file = args.file.display().to_string();
-    let (svg, summary) = match args.game {
-        GameKind::TriGolden => {
-            let scoring = match args.scoring {
-                ScoringArg::Bracer => ScoringMode::Bracer,
-                ScoringArg::Trigolden => ScoringMode::Trigolden,
-                ScoringArg::SameOwner => ScoringMode::SameOwner,
-            };
-            let options =
-                TrigoldenOptions::new(scoring, args.pieces, false).engine().map_err(anyhow::Error::msg)?;
-            let g = replay_game::<TriGolden>(&text, &options).context(file)?;
-            let [a, b] = g.scores();
-            let summary = format!(
-                "{} pieces, {} turns played, scores {a}–{b}{}",
-                g.pieces().len(),
-                g.turns_played(),
-                ending(g.outcome())
-            );
-            (engine::trigolden::render::svg(&g), summary)
-        }
-        GameKind::BattleNumber => {
-            let g = replay_game::<BattleNumber>(&text, &Default::default()).context(file)?;
-            (engine::battlenumber::render::svg(&g), generic_summary(&g))
-        }
-        GameKind::Banqi => {
-            let g = replay_game::<Banqi>(&text, &Default::default()).context(file)?;
-            (engine::banqi::render::svg(&g), generic_summary(&g))
-        }
+    // The rule options: TriGolden's [decision]s from the flags, every other game's defaults.
+    let scoring = match args.scoring {
+        ScoringArg::Bracer => ScoringMode::Bracer,
+        ScoringArg::Trigolden => ScoringMode::Trigolden,
+        ScoringArg::SameOwner => ScoringMode::SameOwner,
     };
+    let options =
+        GameOptions { trigolden: TrigoldenOptions::new(scoring, args.pieces, false), ..Default::default() };
+    let (svg, summary) = engine::with_game!(args.game, |G| {
+        let opts = options.checked::<G>().map_err(anyhow::Error::msg)?;
+        let g = replay_game::<G>(&text, &opts).context(file)?;
+        (g.svg(&[g.caption()]), g.summary())
+    });
     std::fs::write(&args.out, svg).with_context(|| format!("writing {}", args.out.display()))?;
     println!("{summary}: {}", args.out.display());
     Ok(())
-}
-
-fn ending(o: Option<engine::game::Outcome>) -> &'static str {
-    match o {
-        Some(o) if o.decisive.is_some() => " (decided: a player had no legal move)",
-        Some(_) => " (game over)",
-        None => "",
-    }
-}
-
-fn generic_summary<G: Game>(g: &G) -> String {
-    match g.outcome() {
-        Some(o) => format!("game over, scores {}–{}{}", o.scores[0], o.scores[1], ending(Some(o))),
-        None => "game not over".into(),
-    }
 }

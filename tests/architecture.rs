@@ -256,8 +256,6 @@ fn one_game_registry_and_one_dispatch() {
 /// of a game comes from its pack (`engine::pack`), so a new per-game switch anywhere fails
 /// here; a site made generic fails too, until its line is struck or lowered.
 const GAME_NAMED: &[(&str, usize, &str)] = &[
-    ("src/perft_cmd.rs", 2, "TriGolden's turn-set perft counts a turn once per set of pieces"),
-    ("src/render_cmd.rs", 3, "render's per-game options (TriGolden's scoring mode and piece file)"),
     ("src/uci_cmd.rs", 1, "the match protocol is Banqi's"),
     ("src/cli.rs", 1, "`uci` plays Banqi by default"),
     ("src/play_cmd.rs", 1, "terminal play is Battle Number's"),

@@ -77,6 +77,44 @@ pub const POINTS_MARGIN: &str = "final score difference, mover's view, points";
 pub trait GamePack: Game {
     /// The game's pack.
     const PACK: Pack;
+
+    /// The position as an SVG picture, with `caption` lines under the board (none: no caption).
+    fn svg(&self, caption: &[String]) -> String;
+
+    /// The caption `zeroplay render` writes under the board, in English: who is to move or
+    /// won, and the scores.
+    fn caption(&self) -> String;
+
+    /// The positions one turn on, for a perft shared out among threads (by default every
+    /// click sequence of a turn, [`crate::perft::first_turns`]).
+    fn perft_children(&self) -> Vec<Self> {
+        crate::perft::first_turns(self).into_iter().map(|(_, child)| child).collect()
+    }
+
+    /// Perft to `depth` turns: by default every click sequence counts. `make_every_turn` is
+    /// for a game that counts a turn once per set of pieces (TriGolden's `perft`); the others
+    /// ignore it.
+    fn perft(&self, depth: u32, make_every_turn: bool) -> u64 {
+        let _ = make_every_turn;
+        crate::perft::perft(self, depth)
+    }
+
+    /// One line on where the game stands: its outcome and scores, or that it is not over.
+    fn summary(&self) -> String {
+        match self.outcome() {
+            Some(o) => format!("game over, scores {}–{}{}", o.scores[0], o.scores[1], ending(Some(o))),
+            None => "game not over".into(),
+        }
+    }
+}
+
+/// How a game ended, as [`GamePack::summary`] words it (empty while it goes on).
+pub fn ending(o: Option<crate::game::Outcome>) -> &'static str {
+    match o {
+        Some(o) if o.decisive.is_some() => " (decided: a player had no legal move)",
+        Some(_) => " (game over)",
+        None => "",
+    }
 }
 
 /// `base` with the TOML `overlay` laid over it: tables merge key by key, anything else is

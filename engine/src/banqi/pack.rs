@@ -62,4 +62,12 @@ whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`)."
         served_agents: &["banqi-ab"],
         arbitration: false,
     };
+
+    fn svg(&self, caption: &[String]) -> String {
+        super::render::svg_with_caption(self, caption)
+    }
+
+    fn caption(&self) -> String {
+        super::render::english_caption(self)
+    }
 }

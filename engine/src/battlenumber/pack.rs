@@ -35,4 +35,12 @@ with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.",
         served_agents: &[],
         arbitration: false,
     };
+
+    fn svg(&self, caption: &[String]) -> String {
+        super::render::svg_with_caption(self, caption)
+    }
+
+    fn caption(&self) -> String {
+        super::render::english_caption(self)
+    }
 }

@@ -1,6 +1,7 @@
 //! TriGolden's [`Pack`]: what the hosts need to know of it beyond the rules.
 
 use super::TriGolden;
+use crate::game::Game;
 use crate::pack::{GamePack, ModelDoc, Pack, Strength};
 
 impl GamePack for TriGolden {
@@ -68,4 +69,38 @@ players, from the view of the player to move; the layout is in
         served_agents: &["trigolden-user", "trigolden-lite", "mcts"],
         arbitration: true,
     };
+
+    fn svg(&self, caption: &[String]) -> String {
+        super::render::svg_with_caption(self, caption)
+    }
+
+    fn caption(&self) -> String {
+        super::render::english_caption(self)
+    }
+
+    // A turn counts once per set of pieces, whatever the order of its clicks.
+    fn perft_children(&self) -> Vec<Self> {
+        let turns = self.legal_turns().into_iter();
+        turns
+            .map(|turn| {
+                let mut child = self.clone();
+                turn.into_iter().for_each(|a| child.play_unchecked(a));
+                child
+            })
+            .collect()
+    }
+
+    fn perft(&self, depth: u32, make_every_turn: bool) -> u64 {
+        super::perft(self, depth, make_every_turn)
+    }
+
+    fn summary(&self) -> String {
+        let [a, b] = self.scores();
+        let ending = crate::pack::ending(self.outcome());
+        format!(
+            "{} pieces, {} turns played, scores {a}–{b}{ending}",
+            self.pieces().len(),
+            self.turns_played()
+        )
+    }
 }
