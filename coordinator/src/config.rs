@@ -453,8 +453,8 @@ mod tests {
     #[test]
     fn every_games_pack_lays_its_selfplay_defaults_over_the_tables() {
         for k in GameKind::ALL {
-            let mut c = CoordinatorConfig::default();
-            c.games = [(k, GameConfig::default_for(k))].into();
+            let c =
+                CoordinatorConfig { games: [(k, GameConfig::default_for(k))].into(), ..Default::default() };
             c.validate().unwrap_or_else(|e| panic!("{k}: {e}"));
         }
         let tg = GameConfig::default_for(GameKind::of::<engine::trigolden::TriGolden>());
