@@ -152,10 +152,9 @@ pub fn run(args: ServeBenchArgs) -> Result<()> {
         ..ServeConfig::default()
     }
     .with_agent(GameKind::of::<TriGolden>(), &args.trigolden_agent);
-    let files = args.model.iter().chain(&args.trigolden_model).chain(&args.banqi_model);
-    for f in files {
-        let (_, _, kind) = crate::netload::run_model(None, Some(f))?;
-        cfg = cfg.with_model(kind, f);
+    let files = args.model.iter().chain(&args.trigolden_model).chain(&args.banqi_model).cloned();
+    for (kind, file) in crate::netload::models_by_game(files)? {
+        cfg = cfg.with_model(kind, file);
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;

@@ -38,6 +38,23 @@ pub fn run_model(run: Option<&Path>, model: Option<&Path>) -> Result<(PathBuf, V
     Ok((path, bytes, game))
 }
 
+/// Model files by the game each one's metadata names, as `serve --model` takes them.
+///
+/// # Errors
+/// A file that is not a model of a known game, or two files for one game (both named).
+pub fn models_by_game(
+    files: impl IntoIterator<Item = PathBuf>,
+) -> Result<std::collections::BTreeMap<engine::GameKind, PathBuf>> {
+    let mut given = std::collections::BTreeMap::new();
+    for file in files {
+        let (_, _, kind) = run_model(None, Some(&file))?;
+        if let Some(other) = given.insert(kind, file.clone()) {
+            anyhow::bail!("two models for {kind}: {} and {}", other.display(), file.display());
+        }
+    }
+    Ok(given)
+}
+
 /// Whether the model at `path` is one-layer (`nano`: no residual block), read from its metadata
 /// without building the network: such a model plays inside Banqi's `banqi-ab`.
 ///

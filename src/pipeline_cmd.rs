@@ -96,12 +96,8 @@ pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
         tracing::warn!("serve config: {w}");
     }
     // Each file goes to the game its metadata names.
-    let mut given = std::collections::BTreeMap::new();
-    for file in args.model.into_iter().chain(args.banqi_model).chain(args.trigolden_model) {
-        let (_, _, kind) = crate::netload::run_model(None, Some(&file))?;
-        if let Some(other) = given.insert(kind, file.clone()) {
-            anyhow::bail!("two models for {kind}: {} and {}", other.display(), file.display());
-        }
+    let files = args.model.into_iter().chain(args.banqi_model).chain(args.trigolden_model);
+    for (kind, file) in crate::netload::models_by_game(files)? {
         cfg = cfg.with_model(kind, file);
         cfg.coordinator = None;
     }
