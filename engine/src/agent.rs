@@ -44,8 +44,10 @@ use crate::mcts::{Budget, Mcts, MctsConfig, Progress};
 
 pub mod keys;
 mod mcts_keys;
+mod serve;
 mod settings;
 pub use mcts_keys::{MCTS_KEYS, MctsDraft};
+pub use serve::{ServeEnv, ServedNet, SpecBuilder};
 pub use settings::{
     AB_KEYS, AbSettings, LITE_KEYS, LiteSettings, SharedTables, USER_KEYS, UserClock, UserSettings,
 };
@@ -189,6 +191,20 @@ pub trait GameAgents: Game {
     fn shallow_net_searcher(sims: u64) -> Option<AgentSpec> {
         let _ = sims;
         None
+    }
+
+    /// The play server's AI (`[games.<name>] agent = "auto"`) at `time` a move: by default
+    /// [`GameAgents::served_net`], which is the user's AI (MCTS over one rollout per leaf)
+    /// until a model arrives. A game whose own AI is stronger than that before a model
+    /// arrives, or that plays a model inside its own searcher, says so here.
+    fn served_ai(time: Duration, env: &ServeEnv<'_, Self>) -> Box<dyn Agent<Self>> {
+        Self::served_net(time, env)
+    }
+
+    /// The play server's network AI (`agent = "net"`) at `time` a move: by default MCTS over
+    /// the served network under the server's `[leaf]`.
+    fn served_net(time: Duration, env: &ServeEnv<'_, Self>) -> Box<dyn Agent<Self>> {
+        env.net_mcts(time, &env.leaf, 0.0)
     }
 }
 
@@ -346,6 +362,19 @@ impl AgentSpec {
             AgentSpec::BanqiAb(s) => s.model = Some(model.into()),
             AgentSpec::Mcts(MctsSpec { eval: EvalSpec::Net { model: m, .. }, .. }) => *m = model.into(),
             _ => {}
+        }
+        self
+    }
+
+    /// This spec at `time` a turn, whatever budget it had (its simulations or nodes dropped):
+    /// how a play server holds an agent to the time a player chose.
+    pub fn with_time(mut self, time: Duration) -> AgentSpec {
+        match &mut self {
+            AgentSpec::Random => {}
+            AgentSpec::Mcts(m) => (m.sims, m.time) = (None, Some(time)),
+            AgentSpec::TrigoldenLite(s) => (s.sims, s.time) = (None, Some(time)),
+            AgentSpec::TrigoldenUser(s) => (s.sims, s.time) = (None, Some(time)),
+            AgentSpec::BanqiAb(s) => (s.nodes, s.time) = (None, Some(time)),
         }
         self
     }

@@ -10,8 +10,9 @@
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
 
-use crate::game::Game;
+use crate::game::{Game, Seat};
 
 /// What a game's folder supplies to the hosts (see the module docs).
 #[derive(Debug)]
@@ -41,6 +42,8 @@ pub struct Pack {
     /// A decisive win that is not by the score is an arbitration (TriGolden's rule), not an
     /// outright win; the game's arbitration can be asked at a turn's start.
     pub arbitration: bool,
+    /// The file name of the play server's SVG download, before its time stamp.
+    pub svg_name: &'static str,
 }
 
 /// The documented strength protocol of one game: time per move, reference opponent, openings.
@@ -85,6 +88,34 @@ pub trait GamePack: Game {
     /// won, and the scores.
     fn caption(&self) -> String;
 
+    /// The game's own line for a picture's caption on the play server (scores, colours), in
+    /// Chinese if `zh`.
+    fn caption_line(&self, zh: bool) -> String;
+
+    /// Reads options from a play request's JSON (`null`: `defaults`).
+    ///
+    /// # Errors
+    /// A message naming the bad field.
+    fn options_from_json(v: &Value, defaults: &Self::Options) -> Result<Self::Options, String>;
+
+    /// Options as JSON (what [`GamePack::options_from_json`] reads back).
+    fn options_json(o: &Self::Options) -> Value;
+
+    /// The board as the web client's board module draws it.
+    fn board_json(&self) -> Value;
+
+    /// One entry per legal action: at least `{"action": text}`; games with geometry add
+    /// what a client needs to draw the action (TriGolden: the ghost polygon).
+    fn legal_json(&self, actions: &[Self::Action]) -> Vec<Value> {
+        actions.iter().map(|a| json!({ "action": a.to_string() })).collect()
+    }
+
+    /// The arbitration of this position at a turn start, for a game whose pack says
+    /// [`Pack::arbitration`] (TriGolden's rule 5): `{seat, obligation_met, legal_turns}`.
+    fn arbitration_json(&self) -> Option<Value> {
+        None
+    }
+
     /// The positions one turn on, for a perft shared out among threads (by default every
     /// click sequence of a turn, [`crate::perft::first_turns`]).
     fn perft_children(&self) -> Vec<Self> {
@@ -105,6 +136,14 @@ pub trait GamePack: Game {
             Some(o) => format!("game over, scores {}–{}{}", o.scores[0], o.scores[1], ending(Some(o))),
             None => "game not over".into(),
         }
+    }
+}
+
+/// A seat as the web client and the board JSON name it.
+pub fn seat_name(s: Seat) -> &'static str {
+    match s {
+        Seat::First => "first",
+        Seat::Second => "second",
     }
 }
 

@@ -201,7 +201,7 @@ fn new_table<G: Hosted>(
     req: &NewGame,
     ai_seats: crate::table::Seats,
 ) -> Result<Box<dyn Table>, ApiError> {
-    let (defaults, ai) = (&G::defaults(&state.cfg), state.hosts.ai::<G>());
+    let (defaults, ai) = (&crate::hosted::defaults::<G>(&state.cfg), state.hosts.ai::<G>());
     let (options, seed, actions) = match &req.replay {
         Some(token) => {
             if !req.options.is_null() || req.seed.is_some() {
@@ -626,7 +626,7 @@ async fn replay_info(
     let kind = replay::kind_of(&token).map_err(ApiError::BadRequest)?;
     let st = state.clone();
     let v = tokio::task::spawn_blocking(move || {
-        engine::with_game!(kind, |G| replay_of::<G>(&token, &G::defaults(&st.cfg), q.at))
+        engine::with_game!(kind, |G| replay_of::<G>(&token, &crate::hosted::defaults::<G>(&st.cfg), q.at))
     })
     .await
     .map_err(|e| ApiError::BadRequest(format!("replay: {e}")))??;

@@ -12,7 +12,7 @@ use engine::{GameKind, LeafSettings};
 use serde::{Deserialize, Serialize};
 
 /// One game as the play server serves it (`[games.<name>]`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GameServeConfig {
     /// The game's model file, reloaded when it changes. With a coordinator, its best model of
@@ -32,11 +32,24 @@ pub struct GameServeConfig {
     ///   model; `net` is always MCTS (random playouts until there is a model); or
     ///   `banqi-ab[:…]`, always the expectiminimax searcher with its endgame tables.
     pub agent: String,
+    /// The options of a new game that names none (`[games.<name>.options]`: the game's
+    /// [decision] keys, as the play page sends them); none: the game's defaults.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<toml::Table>,
 }
 
 impl Default for GameServeConfig {
     fn default() -> Self {
-        GameServeConfig { model: None, agent: "auto".into() }
+        GameServeConfig { model: None, agent: "auto".into(), options: None }
+    }
+}
+
+impl GameServeConfig {
+    /// The options as the JSON a play request carries (`null`: the game's defaults).
+    pub fn options_json(&self) -> serde_json::Value {
+        self.options
+            .as_ref()
+            .map_or(serde_json::Value::Null, |t| serde_json::to_value(t).expect("a TOML table is JSON"))
     }
 }
 
@@ -77,8 +90,9 @@ pub struct ServeConfig {
     /// always the network once a model is loaded). The default, [`LeafSettings::served`], is
     /// what the trainer gates candidates with.
     pub leaf: LeafSettings,
-    /// Game options used when a new game names none.
-    pub options: GameDefaults,
+    /// Deprecated: `[games.battlenumber.options]`. Read for one release.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<GameDefaults>,
     /// Limits on the connections held (`[connections]`): caps in all and per address,
     /// handshake and idle timeouts. The idle timeout must outlast `max_ai_ms`, as nothing
     /// crosses the connection while the AI thinks.
@@ -100,7 +114,8 @@ pub struct ServeConfig {
     pub trigolden_agent: Option<String>,
 }
 
-/// Options used when a new game names none.
+/// Deprecated `[options.<name>]` tables of earlier releases: options used when a new game
+/// names none.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GameDefaults {
@@ -124,7 +139,7 @@ impl Default for ServeConfig {
             max_ai_ms: 10_000,
             max_body_bytes: 16 * 1024,
             leaf: LeafSettings::served(),
-            options: GameDefaults::default(),
+            options: None,
             connections: zeroplay_net::Connections::default(),
             model: None,
             banqi_model: None,
@@ -200,6 +215,16 @@ impl ServeConfig {
             g.agent = agent;
             warnings.push(format!("`{key}` is deprecated: write `agent` under [games.{kind}]"));
         }
+        if let Some(GameDefaults { battlenumber }) = self.options.take() {
+            let kind = GameKind::BattleNumber;
+            let g = self.games.entry(kind).or_default();
+            let table = toml::Table::try_from(battlenumber).map_err(|e| e.to_string())?;
+            if g.options.as_ref().is_some_and(|o| *o != table) {
+                return Err(format!("[options.{kind}] and [games.{kind}.options] differ: keep the second"));
+            }
+            g.options = Some(table);
+            warnings.push(format!("`[options.{kind}]` is deprecated: write [games.{kind}.options]"));
+        }
         Ok(warnings)
     }
 
@@ -213,6 +238,7 @@ impl ServeConfig {
             || self.trigolden_model.is_some()
             || self.banqi_agent.is_some()
             || self.trigolden_agent.is_some()
+            || self.options.is_some()
         {
             return Err("deprecated keys are set: call ServeConfig::migrate first".into());
         }
@@ -240,6 +266,11 @@ impl ServeConfig {
         }
         for (&kind, g) in &self.games {
             check_agent(kind, &g.agent).map_err(|e| format!("[games.{kind}] agent: {e}"))?;
+            engine::with_game!(kind, |G| {
+                use engine::pack::GamePack;
+                G::options_from_json(&g.options_json(), &Default::default()).map(drop)
+            })
+            .map_err(|e| format!("[games.{kind}.options]: {e}"))?;
         }
         Ok(())
     }
@@ -251,13 +282,11 @@ fn check_agent(kind: GameKind, agent: &str) -> Result<(), String> {
         return Ok(());
     }
     let spec = agent.parse::<AgentSpec>().map_err(|e| e.to_string())?;
-    // The families the game's pack lets the server serve.
-    let pack = kind.pack();
-    if let AgentSpec::Mcts(m) = &spec
-        && matches!(m.eval, engine::agent::EvalSpec::Net { .. })
-    {
+    if spec.uses_net() {
         return Err("for the network say \"net\" or \"auto\" and give the model".into());
     }
+    // The families the game's pack lets the server serve.
+    let pack = kind.pack();
     if pack.served_agents.contains(&spec.family()) {
         return Ok(());
     }
@@ -313,6 +342,31 @@ mod tests {
     }
 
     #[test]
+    fn options_live_in_each_games_table_and_are_checked_by_the_game() {
+        let mut old: ServeConfig = toml::from_str("[options.battlenumber]\nhole-rule = \"off\"\n").unwrap();
+        let warnings = old.migrate().unwrap();
+        assert!(warnings[0].contains("[games.battlenumber.options]"), "{warnings:?}");
+        old.validate().unwrap();
+        let moved = crate::hosted::defaults::<engine::battlenumber::BattleNumber>(&old);
+        assert_ne!(moved, engine::battlenumber::Options::default(), "the old table's rule is kept");
+        let text = toml::to_string(&old).unwrap();
+        assert!(text.contains("[games.battlenumber.options]") && !text.contains("[options"), "{text}");
+        // Each game reads its own keys: a wrong one is refused at start, naming the table.
+        for (table, bad) in [
+            ("[games.trigolden.options]\nscoring = \"nobody\"\n", "[games.trigolden.options]"),
+            ("[games.banqi.options]\nrule = 1\n", "[games.banqi.options]"),
+            ("[games.battlenumber.options]\nhole-rule = 3\n", "[games.battlenumber.options]"),
+        ] {
+            let cfg: ServeConfig = toml::from_str(table).unwrap();
+            assert!(cfg.validate().unwrap_err().contains(bad), "{table}");
+        }
+        let ok: ServeConfig = toml::from_str("[games.trigolden.options]\nscoring = \"trigolden\"\n").unwrap();
+        ok.validate().unwrap();
+        let tg = crate::hosted::defaults::<engine::trigolden::TriGolden>(&ok);
+        assert_eq!(tg.scoring, engine::trigolden::ScoringMode::Trigolden);
+    }
+
+    #[test]
     fn each_game_accepts_only_its_own_agents() {
         for (kind, agent, ok) in [
             (GameKind::BattleNumber, "auto", true),
@@ -324,6 +378,8 @@ mod tests {
             (GameKind::Banqi, "banqi-ab:flips=6", true),
             (GameKind::Banqi, "random", false),
             (GameKind::Banqi, "banqi-ab:foo=1", false),
+            // The server serves its own model only, through `auto` or `net`.
+            (GameKind::Banqi, "banqi-ab:model=x.safetensors", false),
         ] {
             let cfg = ServeConfig::default().with_agent(kind, agent);
             let r = cfg.validate();

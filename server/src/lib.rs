@@ -24,10 +24,8 @@ use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use engine::agent::{Agent, MctsAgent, MctsSpec};
-use engine::mcts::MctsConfig;
-use engine::{GameKind, LeafSettings};
-use model::{ModelSlot, NetSource};
+use engine::GameKind;
+use model::ModelSlot;
 use tracing::{info, warn};
 
 pub mod api;
@@ -42,7 +40,7 @@ pub mod replay;
 pub mod served;
 pub mod table;
 
-use table::{AiFactory, Table};
+use table::Table;
 
 pub use config::{GameDefaults, GameServeConfig, ServeConfig};
 
@@ -318,36 +316,6 @@ pub async fn run_with_ready(
     stop.store(true, Ordering::Relaxed);
     info!("play server stopped");
     Ok(())
-}
-
-/// The AI of a game with a network: MCTS for the asked time with the slot's model at the
-/// leaves under `leaf` ([`model::net_leaf`]) and `knowledge` of the game's own candidate
-/// moves in the root priors, or the rollout AI while the slot is empty.
-pub(crate) fn net_ai<G: engine::Features>(
-    slot: Arc<ModelSlot>,
-    leaf: LeafSettings,
-    knowledge: f32,
-) -> AiFactory<G> {
-    Arc::new(move |time| {
-        let with_net = slot.version() > 0;
-        let evaluator = if with_net {
-            model::net_leaf::<G>(NetSource::Slot(slot.clone(), None), &leaf)
-        } else {
-            leaf.without_net()
-        };
-        let spec = MctsSpec {
-            sims: None,
-            time: Some(time),
-            eval: engine::agent::EvalSpec::Rollout { playouts: 1 },
-            config: MctsConfig {
-                batch_size: if with_net { 8 } else { 1 },
-                knowledge: if with_net { knowledge } else { 0.0 },
-                ..MctsConfig::default()
-            },
-        };
-        Box::new(MctsAgent::new(spec, evaluator, format!("mcts:time={}ms,eval=net", time.as_millis())))
-            as Box<dyn Agent<G>>
-    })
 }
 
 type Stamp = Option<std::time::SystemTime>;

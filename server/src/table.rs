@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use crate::ApiError;
 use crate::replay::{self, Replay};
-use crate::served::seat_name;
 pub use crate::served::{AiFactory, Served};
+use engine::pack::seat_name;
 
 /// A game as the server holds it, whatever its kind.
 pub trait Table: Send {
@@ -345,7 +345,7 @@ impl<G: Served> Table for Session<G> {
             (None, None) => String::new(),
         };
         let caption = [format!("{title} · {when}"), status, self.state.caption_line(zh)];
-        (self.state.svg(&caption), G::svg_name())
+        (self.state.svg(&caption), G::PACK.svg_name)
     }
 
     fn ply(&self) -> usize {

@@ -1,6 +1,9 @@
 //! Banqi's [`Pack`]: what the hosts need to know of it beyond the rules.
 
 use super::Banqi;
+use serde_json::{Value, json};
+
+use crate::game::Seat;
 use crate::pack::{GamePack, ModelDoc, Pack, Strength};
 
 impl GamePack for Banqi {
@@ -60,6 +63,7 @@ whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`)."
             )),
         },
         served_agents: &["banqi-ab"],
+        svg_name: "Banqi",
         arbitration: false,
     };
 
@@ -69,5 +73,64 @@ whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`)."
 
     fn caption(&self) -> String {
         super::render::english_caption(self)
+    }
+
+    fn options_from_json(v: &Value, _defaults: &super::Options) -> Result<super::Options, String> {
+        match v {
+            Value::Null => Ok(super::Options {}),
+            Value::Object(o) if o.is_empty() => Ok(super::Options {}),
+            _ => Err("Banqi has no options (the TCGA rules decide everything)".into()),
+        }
+    }
+
+    fn options_json(_o: &super::Options) -> Value {
+        json!({})
+    }
+
+    /// Squares `row · 8 + column` (a0 first): `null` empty, `"X"` face down, else the piece
+    /// letter (upper case red). Never what lies under a face-down square: the state does not
+    /// know it.
+    fn board_json(&self) -> Value {
+        let squares: Vec<Value> = (0..super::SQUARES as u8)
+            .map(|sq| match self.cell(sq) {
+                super::Cell::Empty => Value::Null,
+                super::Cell::FaceDown => json!("X"),
+                super::Cell::Up(p) => json!(p.letter().to_string()),
+            })
+            .collect();
+        let colour =
+            |c: Option<super::Colour>| c.map(|c| if c == super::Colour::Red { "red" } else { "black" });
+        let mut pool = serde_json::Map::new();
+        for code in 0..super::PIECE_CODES as u8 {
+            let p = super::Piece::from_code(code);
+            if self.pool_count(p) > 0 {
+                pool.insert(p.letter().to_string(), json!(self.pool_count(p)));
+            }
+        }
+        json!({
+            "squares": squares,
+            "colours": [colour(self.colour_of(Seat::First)), colour(self.colour_of(Seat::Second))],
+            "pool": pool,
+            "quiet": self.quiet_plies(),
+            "position": self.position_string(),
+        })
+    }
+
+    fn caption_line(&self, zh: bool) -> String {
+        let name = |c: Option<super::Colour>| match (c, zh) {
+            (Some(super::Colour::Red), false) => "red",
+            (Some(super::Colour::Black), false) => "black",
+            (Some(super::Colour::Red), true) => "紅",
+            (Some(super::Colour::Black), true) => "黑",
+            (None, false) => "no colour yet",
+            (None, true) => "未定",
+        };
+        let (a, b) = (name(self.colour_of(Seat::First)), name(self.colour_of(Seat::Second)));
+        let q = self.quiet_plies();
+        if zh {
+            format!("先手 {a}，後手 {b} · {q} 步未吃未翻")
+        } else {
+            format!("First {a}, second {b} · {q} quiet plies")
+        }
     }
 }

@@ -2,6 +2,9 @@
 
 use super::TriGolden;
 use crate::game::Game;
+use serde_json::{Value, json};
+
+use crate::game::Seat;
 use crate::pack::{GamePack, ModelDoc, Pack, Strength};
 
 impl GamePack for TriGolden {
@@ -67,6 +70,7 @@ players, from the view of the player to move; the layout is in
             policy: None,
         },
         served_agents: &["trigolden-user", "trigolden-lite", "mcts"],
+        svg_name: "BraceTheTriGolden",
         arbitration: true,
     };
 
@@ -103,4 +107,120 @@ players, from the view of the player to move; the layout is in
             self.turns_played()
         )
     }
+
+    fn options_from_json(v: &Value, defaults: &super::Options) -> Result<super::Options, String> {
+        let mut o = defaults.clone();
+        if v.is_null() {
+            return Ok(o);
+        }
+        let obj = v.as_object().ok_or("options must be an object")?;
+        for (k, val) in obj {
+            match k.as_str() {
+                "scoring" => {
+                    o.scoring = serde_json::from_value(val.clone()).map_err(|_| {
+                        format!("options.scoring: {val} is not bracer, trigolden or same-owner")
+                    })?
+                }
+                "rule6-new-point" => {
+                    o.rule6_new_point =
+                        val.as_bool().ok_or("options.rule6-new-point must be true or false")?
+                }
+                other => return Err(format!("unknown option `{other}` (known: scoring, rule6-new-point)")),
+            }
+        }
+        Ok(o)
+    }
+
+    fn options_json(o: &super::Options) -> Value {
+        json!({ "scoring": o.scoring, "rule6-new-point": o.rule6_new_point })
+    }
+
+    fn board_json(&self) -> Value {
+        let states = self.edge_states();
+        let pieces: Vec<Value> = self
+            .pieces()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                json!({
+                    "n": i,
+                    "owner": crate::pack::seat_name(p.owner),
+                    "shape": p.shape,
+                    "mirror": p.mirror,
+                    "points": points(p),
+                    "edges": states[i].iter().map(|e| format!("{e:?}").to_lowercase()).collect::<Vec<String>>(),
+                })
+            })
+            .collect();
+        let shapes = &self.options().shapes.shapes;
+        let stock: Vec<Vec<u8>> =
+            Seat::BOTH.iter().map(|&s| (0..shapes.len()).map(|i| self.stock(s, i)).collect()).collect();
+        let scored: Vec<Value> = self
+            .scored_points()
+            .iter()
+            .map(|(piece, z)| {
+                let (x, y) = z.to_f64();
+                let owner = self.pieces().get(usize::from(*piece)).map(|p| crate::pack::seat_name(p.owner));
+                json!({ "piece": piece, "owner": owner, "at": [x, y] })
+            })
+            .collect();
+        json!({
+            "pieces": pieces,
+            "scores": self.scores(),
+            "stock": stock,
+            "shapes": (0..shapes.len()).map(|i| char::from(b'A' + i as u8).to_string()).collect::<Vec<String>>(),
+            "turns_played": self.turns_played(),
+            "total_turns": self.total_turns(),
+            "scored_points": scored,
+        })
+    }
+
+    fn legal_json(&self, actions: &[super::Action]) -> Vec<Value> {
+        actions
+            .iter()
+            .map(|a| {
+                let ghost = self.ghost(*a);
+                let (target, shape, mirror) = match *a {
+                    super::Action::Open { shape, mirror } => (None, shape, mirror),
+                    super::Action::Place(p) => (Some(p.target), p.shape, p.mirror),
+                };
+                json!({
+                    "action": a.to_string(),
+                    "target": target,
+                    "shape": shape,
+                    "mirror": mirror,
+                    "points": ghost.as_ref().map(points),
+                })
+            })
+            .collect()
+    }
+
+    fn caption_line(&self, zh: bool) -> String {
+        let [a, b] = self.scores();
+        let turn = (self.turns_played() + 1).min(self.total_turns());
+        if zh {
+            format!("分數：先手 {a}，後手 {b} · 第 {turn} / {} 回合", self.total_turns())
+        } else {
+            format!("Points: first {a}, second {b} · turn {turn} of {}", self.total_turns())
+        }
+    }
+
+    fn arbitration_json(&self) -> Option<Value> {
+        self.arbitration().map(|a| {
+            json!({
+                "seat": crate::pack::seat_name(a.seat),
+                "obligation_met": a.obligation_met,
+                "legal_turns": a.legal_turns,
+            })
+        })
+    }
+}
+
+fn points(p: &super::Piece) -> Vec<[f64; 2]> {
+    p.v.iter()
+        .map(|z| {
+            let (x, y) = z.to_f64();
+            [(x * 1e4).round() / 1e4, (y * 1e4).round() / 1e4]
+        })
+        .collect()
 }

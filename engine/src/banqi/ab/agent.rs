@@ -3,7 +3,9 @@
 
 use super::{AbSettings, Action, Banqi, Searcher, WIN_BOUND};
 use crate::Rng;
-use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader};
+use std::time::Duration;
+
+use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader, SERVED_MODEL, ServeEnv};
 use crate::leaf::LeafSettings;
 use crate::mcts::Progress;
 
@@ -39,6 +41,20 @@ impl GameAgents for Banqi {
     /// time: docs/benchmarks.md, issue 39).
     fn shallow_net_searcher(sims: u64) -> Option<AgentSpec> {
         Self::user_ai(sims)
+    }
+
+    /// `banqi-ab` until there is a model, then `banqi-ab` with the model at its leaves when it
+    /// is a one-layer (`nano`) network, measured stronger than `banqi-ab` alone
+    /// (docs/benchmarks.md, issue 39); a larger model plays through MCTS.
+    fn served_ai(time: Duration, env: &ServeEnv<'_, Banqi>) -> Box<dyn Agent<Banqi>> {
+        if !env.has_model {
+            return env.spec_at(&AgentSpec::BanqiAb(AbSettings::default()), time);
+        }
+        if (env.net)(&LeafSettings::net_alone()).shallow().is_none() {
+            return Self::served_net(time, env);
+        }
+        let served = AbSettings { model: Some(SERVED_MODEL.into()), ..AbSettings::default() };
+        env.spec_at(&AgentSpec::BanqiAb(served), time)
     }
 }
 

@@ -79,8 +79,9 @@ use rand::RngExt;
 use super::lite::LiteAgent;
 use super::{Action, Place, TriGolden};
 use crate::Rng;
-use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader, UserSettings};
+use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader, ServeEnv, UserClock, UserSettings};
 use crate::game::{Game, Seat};
+use crate::leaf::LeafSettings;
 use crate::mcts::Progress;
 
 /// TriGolden's own agents: `trigolden-user:…` and `trigolden-lite:…`.
@@ -101,7 +102,28 @@ impl GameAgents for TriGolden {
     fn user_ai(sims: u64) -> Option<AgentSpec> {
         Some(AgentSpec::TrigoldenUser(UserSettings { sims: Some(sims), ..UserSettings::default() }))
     }
+
+    /// The network once there is a model; until then the user's AI, stronger here than
+    /// MCTS over rollouts, timed by the whole turn (a person waits for the time they asked).
+    fn served_ai(time: Duration, env: &ServeEnv<'_, TriGolden>) -> Box<dyn Agent<TriGolden>> {
+        if env.has_model {
+            return Self::served_net(time, env);
+        }
+        let user = UserSettings { clock: UserClock::Turn, ..UserSettings::default() };
+        env.spec_at(&AgentSpec::TrigoldenUser(user), time)
+    }
+
+    /// The network alone (a playout costs milliseconds here) with half the root's priors on
+    /// the user's AI's candidates, as docs/benchmarks.md measured it.
+    fn served_net(time: Duration, env: &ServeEnv<'_, TriGolden>) -> Box<dyn Agent<TriGolden>> {
+        env.net_mcts(time, &LeafSettings { lambda: 0.0, ..env.leaf }, SERVED_KNOWLEDGE)
+    }
 }
+
+/// Weight of `trigolden-user`'s candidate turns in the root priors of the served network AI
+/// (`knowledge=0.5`: 90.0% against `trigolden-user` at 500 ms, against 83.5% for the network
+/// alone, docs/benchmarks.md).
+const SERVED_KNOWLEDGE: f32 = 0.5;
 
 /// The value of `state` for `root` [`mctsValue`]: `1 / (1 + e^(−diff/3))`, or 1 / 0 after a
 /// win by arbitration.
