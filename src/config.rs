@@ -36,7 +36,7 @@ pub enum ConfigError {
 
 /// Options of every game, one table per game (`[options.battlenumber]`, `[options.trigolden]`):
 /// the coordinator's type, so a file's `[options.*]` means the same to every command.
-pub use zeroplay_coordinator::games::{GameOptions, TrigoldenOptions};
+pub use zeroplay_coordinator::games::GameOptions;
 
 /// `zeroplay arena` configuration.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,6 +88,7 @@ impl ArenaConfig {
         if self.threads > 1024 {
             return Err(ConfigError::Invalid("threads must be at most 1024".into()));
         }
+        self.options.validate().map_err(ConfigError::Invalid)?;
         let a = self.agent_a.parse().map_err(|e| ConfigError::Invalid(format!("agent_a: {e}")))?;
         let b = self.agent_b.parse().map_err(|e| ConfigError::Invalid(format!("agent_b: {e}")))?;
         Ok((a, b))
@@ -244,9 +245,11 @@ mod tests {
     fn unknown_keys_and_bad_values_are_refused() {
         let e = toml::from_str::<ArenaConfig>("matchs = 3").unwrap_err();
         assert!(e.to_string().contains("matchs"), "{e}");
-        let e =
-            toml::from_str::<ArenaConfig>("[options.battlenumber]\nhole-rule = \"sometimes\"").unwrap_err();
-        assert!(e.to_string().contains("sometimes"), "{e}");
+        // A game's options are read by the game itself, when the config is checked.
+        let c: ArenaConfig = toml::from_str("[options.battlenumber]\nhole-rule = \"sometimes\"").unwrap();
+        let e = c.validate().unwrap_err().to_string();
+        assert!(e.contains("options.battlenumber") && e.contains("sometimes"), "{e}");
+        assert!(toml::from_str::<ArenaConfig>("[options.chess]\nx = 1").is_err(), "an unknown game");
         let c: ArenaConfig = toml::from_str("matches = 0").unwrap();
         assert!(c.validate().is_err());
         let c: ArenaConfig = toml::from_str("agent_a = \"mcts:sims=-3\"").unwrap();

@@ -60,7 +60,7 @@ pub fn run(args: PlayArgs) -> Result<()> {
 /// The session itself, on any input and output (tests drive it with buffers).
 ///
 /// # Errors
-/// I/O errors on `out`.
+/// I/O errors on `out`; bad `[options.battlenumber]`.
 pub fn play_session(
     spec: &AgentSpec,
     cfg: &PlayConfig,
@@ -72,6 +72,7 @@ pub fn play_session(
     let mut agent = spec
         .build_with::<BattleNumber>(&crate::netload::loader::<BattleNumber>())
         .map_err(anyhow::Error::msg)?;
+    let options = cfg.options.checked::<BattleNumber>().map_err(anyhow::Error::msg)?;
     let mut rng = engine::rng_from_seed(cfg.seed);
     let human_first = cfg.seat == SeatArg::First;
     writeln!(out, "Battle Number (拚數棋) against {}. Type `help` for how to enter clicks.", agent.name())?;
@@ -85,9 +86,7 @@ pub fn play_session(
             game + 1,
             case_name(human)
         )?;
-        let Some(outcome) =
-            play_game(agent.as_mut(), &mut rng, &cfg.options.battlenumber, human, color, input, out)?
-        else {
+        let Some(outcome) = play_game(agent.as_mut(), &mut rng, &options, human, color, input, out)? else {
             writeln!(out, "Bye.")?;
             return Ok(());
         };

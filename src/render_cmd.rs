@@ -3,10 +3,11 @@
 use anyhow::{Context, Result};
 use engine::game::Game;
 use engine::pack::GamePack;
-use engine::trigolden::ScoringMode;
+
+use clap::ValueEnum;
 
 use crate::cli::{RenderArgs, ScoringArg};
-use crate::config::{GameOptions, TrigoldenOptions};
+use crate::config::GameOptions;
 
 /// Replays the actions in `text` (separated by spaces or newlines, `#` starts a comment) from
 /// the start of game `G`; errors name the action and why.
@@ -30,14 +31,17 @@ pub fn run(args: RenderArgs) -> Result<()> {
     let text =
         std::fs::read_to_string(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
     let file = args.file.display().to_string();
-    // The rule options: TriGolden's [decision]s from the flags, every other game's defaults.
-    let scoring = match args.scoring {
-        ScoringArg::Bracer => ScoringMode::Bracer,
-        ScoringArg::Trigolden => ScoringMode::Trigolden,
-        ScoringArg::SameOwner => ScoringMode::SameOwner,
-    };
-    let options =
-        GameOptions { trigolden: TrigoldenOptions::new(scoring, args.pieces, false), ..Default::default() };
+    // The rule options: TriGolden's [decision]s from the flags (the game's own folder reads
+    // them and refuses them for a game without them), every other game's defaults.
+    let mut table = toml::Table::new();
+    if args.scoring != ScoringArg::Bracer {
+        let name = args.scoring.to_possible_value().expect("no skipped variants");
+        table.insert("scoring".into(), name.get_name().into());
+    }
+    if let Some(p) = &args.pieces {
+        table.insert("pieces".into(), p.display().to_string().into());
+    }
+    let options = GameOptions::default().with(args.game, table);
     let (svg, summary) = engine::with_game!(args.game, |G| {
         let opts = options.checked::<G>().map_err(anyhow::Error::msg)?;
         let g = replay_game::<G>(&text, &opts).context(file)?;

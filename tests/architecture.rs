@@ -261,7 +261,11 @@ const GAME_NAMED: &[(&str, usize, &str)] = &[
     ("src/play_cmd.rs", 1, "terminal play is Battle Number's"),
     ("src/bench_cmd/mod.rs", 1, "the self-play benchmark measures Battle Number"),
     ("src/bench_cmd/ingest.rs", 1, "the ingest benchmark measures Battle Number"),
-    ("server/src/config.rs", 6, "old per-game keys and [options.battlenumber], read with a deprecation warning"),
+    (
+        "server/src/config.rs",
+        6,
+        "old per-game keys and [options.battlenumber], read with a deprecation warning",
+    ),
 ];
 
 #[test]

@@ -2,10 +2,12 @@
 //! replay validation of submitted games into Parquet rows. The rules are the engine's; nothing
 //! here decides legality itself.
 
-use engine::banqi::Banqi;
-use engine::battlenumber::BattleNumber;
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
 use engine::game::{Actor, Game, Outcome, Seat};
-use engine::trigolden::TriGolden;
+use engine::pack::GamePack;
 use zeroplay_proto::v1 as pb;
 
 use crate::rows::PositionRow;
@@ -350,125 +352,86 @@ pub fn check_position(kind: GameKind, bytes: &[u8]) -> Result<(), String> {
     engine::with_game!(kind, |G| check::<G>(bytes))
 }
 
-/// Game options per kind (every [decision] of the rules).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Game options per kind (every [decision] of the rules): one `[options.<name>]` table per
+/// game, read by the game's own [`GamePack::options_from_toml`] (TriGolden's names a shape
+/// table file, read here). A game left out plays its defaults.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
 pub struct GameOptions {
-    /// Battle Number's options.
-    pub battlenumber: engine::battlenumber::Options,
-    /// Banqi's options (none: the TCGA rules decide everything).
-    pub banqi: engine::banqi::Options,
-    /// TriGolden's options.
-    pub trigolden: TrigoldenOptions,
+    tables: BTreeMap<GameKind, toml::Table>,
+    /// Each game's options once read (a shape table file is read once), shared by clones.
+    #[serde(skip)]
+    resolved: Arc<Mutex<BTreeMap<GameKind, Arc<dyn Any + Send + Sync>>>>,
+}
+
+/// The same options for every game: tables that read the same (a table spelling out the
+/// defaults equals none).
+impl PartialEq for GameOptions {
+    fn eq(&self, o: &Self) -> bool {
+        GameKind::ALL.into_iter().all(|kind| {
+            self.tables.get(&kind) == o.tables.get(&kind)
+                || engine::with_game!(kind, |G| match (self.checked::<G>(), o.checked::<G>()) {
+                    (Ok(a), Ok(b)) => a == b,
+                    _ => false,
+                })
+        })
+    }
 }
 
 impl GameOptions {
-    /// The configured options of game `G`, reading TriGolden's shape table if one is named.
+    /// These options with `kind`'s table replaced by `table`.
+    pub fn with(mut self, kind: GameKind, table: toml::Table) -> GameOptions {
+        self.tables.insert(kind, table);
+        self.resolved = Arc::default();
+        self
+    }
+
+    /// `kind`'s table as configured (empty: the defaults).
+    pub fn table(&self, kind: GameKind) -> toml::Table {
+        self.tables.get(&kind).cloned().unwrap_or_default()
+    }
+
+    /// The configured options of game `G`, reading any file its table names (once: later
+    /// calls return the same options).
     ///
     /// # Errors
-    /// An unreadable or invalid shape table.
-    pub fn checked<G: Configured>(&self) -> Result<G::Options, String> {
-        <G as Configured>::options(self)
+    /// A bad key or value, or an unreadable or invalid file, named.
+    pub fn checked<G: GamePack>(&self) -> Result<G::Options, String> {
+        let kind = GameKind::of::<G>();
+        let mut resolved = self.resolved.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(o) = resolved.get(&kind).and_then(|o| o.downcast_ref::<G::Options>()) {
+            return Ok(o.clone());
+        }
+        let read = |path: &str| std::fs::read_to_string(path).map_err(|e| e.to_string());
+        let o = G::options_from_toml(&self.table(kind), &read)?;
+        resolved.insert(kind, Arc::new(o.clone()));
+        Ok(o)
+    }
+
+    /// Checks every game's table that is given.
+    ///
+    /// # Errors
+    /// The first bad table, as `options.<name>: …`.
+    pub fn validate(&self) -> Result<(), String> {
+        for &kind in self.tables.keys() {
+            engine::with_game!(kind, |G| self.checked::<G>().map(drop))
+                .map_err(|e| format!("options.{kind}: {e}"))?;
+        }
+        Ok(())
     }
 
     /// The options of game `G` in a configuration already validated.
     ///
     /// # Panics
     /// If the options were not checked ([`GameOptions::checked`]) and are invalid.
-    pub fn of<G: Configured>(&self) -> G::Options {
+    pub fn of<G: GamePack>(&self) -> G::Options {
         self.checked::<G>().unwrap_or_else(|e| panic!("{} options not checked before use: {e}", G::NAME))
-    }
-}
-
-/// A game whose options live in [`GameOptions`].
-pub trait Configured: Game {
-    /// This game's configured options.
-    ///
-    /// # Errors
-    /// Options that name an unreadable or invalid file.
-    fn options(all: &GameOptions) -> Result<Self::Options, String>;
-}
-
-impl Configured for BattleNumber {
-    fn options(all: &GameOptions) -> Result<Self::Options, String> {
-        Ok(all.battlenumber)
-    }
-}
-
-impl Configured for Banqi {
-    fn options(all: &GameOptions) -> Result<Self::Options, String> {
-        Ok(all.banqi.clone())
-    }
-}
-
-impl Configured for TriGolden {
-    fn options(all: &GameOptions) -> Result<Self::Options, String> {
-        all.trigolden.engine()
-    }
-}
-
-/// TriGolden's [decision] options as configured (`[options.trigolden]`). The shape table is
-/// a file, read once by [`TrigoldenOptions::engine`] (configuration checks call it) and kept.
-#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct TrigoldenOptions {
-    /// Who scores a bracing structure: "bracer" (default), "trigolden" or "same-owner".
-    pub scoring: engine::trigolden::ScoringMode,
-    /// A shape table file (TOML, as `engine/src/trigolden/default_pieces.toml`); none: the
-    /// default A/B/C set.
-    pub pieces: Option<std::path::PathBuf>,
-    /// Rule 6 variant: the bracing contact must be at a point not braced before.
-    pub rule6_new_point: bool,
-    /// The engine's options, once worked out.
-    #[serde(skip)]
-    resolved: std::sync::OnceLock<engine::trigolden::Options>,
-}
-
-impl PartialEq for TrigoldenOptions {
-    fn eq(&self, o: &Self) -> bool {
-        (self.scoring, &self.pieces, self.rule6_new_point) == (o.scoring, &o.pieces, o.rule6_new_point)
-    }
-}
-
-impl TrigoldenOptions {
-    /// These options with the given values.
-    pub fn new(
-        scoring: engine::trigolden::ScoringMode,
-        pieces: Option<std::path::PathBuf>,
-        rule6_new_point: bool,
-    ) -> TrigoldenOptions {
-        TrigoldenOptions { scoring, pieces, rule6_new_point, resolved: Default::default() }
-    }
-
-    /// The engine's options, reading and checking the shape table file if one is named (once:
-    /// later calls return the same table).
-    ///
-    /// # Errors
-    /// An unreadable or invalid shape table, naming the file and the problem.
-    pub fn engine(&self) -> Result<engine::trigolden::Options, String> {
-        if let Some(o) = self.resolved.get() {
-            return Ok(o.clone());
-        }
-        let shapes = match &self.pieces {
-            Some(p) => {
-                let text =
-                    std::fs::read_to_string(p).map_err(|e| format!("shape table {}: {e}", p.display()))?;
-                engine::trigolden::shapes::ShapeTable::parse(&text)
-                    .map_err(|e| format!("shape table {}: {e}", p.display()))?
-            }
-            None => engine::trigolden::shapes::ShapeTable::default_table(),
-        };
-        let o = engine::trigolden::Options {
-            scoring: self.scoring,
-            shapes: std::sync::Arc::new(shapes),
-            rule6_new_point: self.rule6_new_point,
-        };
-        Ok(self.resolved.get_or_init(|| o).clone())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use engine::battlenumber::BattleNumber;
     use engine::eval::Rollout;
     use engine::selfplay::{SelfPlaySettings, play_game};
 
@@ -539,5 +502,43 @@ mod tests {
             let record = zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0);
             validate(&record, &limits).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         }
+    }
+
+    /// Each game's table is read by the game itself; a file it names is read once.
+    #[test]
+    fn game_options_are_read_by_each_game_and_files_once() {
+        use engine::trigolden::TriGolden;
+        let parse = |text: &str| toml::from_str::<GameOptions>(text).unwrap();
+        // Spelling out the defaults is the same as saying nothing.
+        let spelled =
+            parse("[battlenumber]\nhole-rule = \"border-connected\"\n[trigolden]\nscoring = \"bracer\"\n");
+        assert_eq!(spelled, GameOptions::default());
+        spelled.validate().unwrap();
+        let off = parse("[battlenumber]\nhole-rule = \"off\"\n");
+        assert_ne!(off, GameOptions::default());
+        assert_eq!(off.of::<BattleNumber>().hole_rule, engine::battlenumber::HoleRule::Off);
+        // A bad key or value is the game's own error, under the table's name.
+        for (text, says) in [
+            ("[banqi]\nrule = 1\n", "options.banqi: Banqi has no options"),
+            ("[trigolden]\nscoring = \"nobody\"\n", "options.trigolden: options.scoring"),
+            ("[trigolden]\npieces = 3\n", "pieces must be a file name"),
+        ] {
+            let e = parse(text).validate().unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        assert!(toml::from_str::<GameOptions>("[chess]\nx = 1\n").is_err(), "an unknown game");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("pieces.toml");
+        std::fs::write(&file, include_str!("../../engine/src/trigolden/default_pieces.toml")).unwrap();
+        let table = toml::Table::from_iter([("pieces".to_string(), file.display().to_string().into())]);
+        let named = GameOptions::default().with(GameKind::TriGolden, table);
+        let first = named.checked::<TriGolden>().unwrap();
+        std::fs::remove_file(&file).unwrap();
+        // Read once: a clone shares what was read, so the file is not needed again.
+        assert_eq!(named.clone().checked::<TriGolden>().unwrap(), first);
+        let fresh = GameOptions::default().with(GameKind::TriGolden, named.table(GameKind::TriGolden));
+        let e = fresh.validate().unwrap_err();
+        assert!(e.contains("shape table") && e.contains("pieces.toml"), "{e}");
     }
 }

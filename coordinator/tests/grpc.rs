@@ -930,7 +930,9 @@ async fn trigolden_games_are_leased_replayed_and_stored_and_bad_options_refused(
     let cfg = config_for(dir.path(), "trigolden");
     // A shape table that cannot be read is a configuration error, named, before anything runs.
     let mut bad = cfg.clone();
-    bad.options.trigolden.pieces = Some(dir.path().join("no-such-pieces.toml"));
+    let pieces = dir.path().join("no-such-pieces.toml").display().to_string();
+    let table = toml::Table::from_iter([("pieces".to_string(), toml::Value::from(pieces))]);
+    bad.options = bad.options.with(engine::GameKind::TriGolden, table);
     let e = bad.validate().unwrap_err().to_string();
     assert!(e.contains("options.trigolden") && e.contains("no-such-pieces.toml"), "{e}");
 

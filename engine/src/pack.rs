@@ -76,6 +76,10 @@ pub struct ModelDoc {
 /// The margin note of a game scored in points.
 pub const POINTS_MARGIN: &str = "final score difference, mover's view, points";
 
+/// Reads a file a configuration names, by its path as written there: the host's, so the
+/// engine stays free of I/O.
+pub type FileReader<'a> = dyn Fn(&str) -> Result<String, String> + 'a;
+
 /// A game with a pack. Every game in [`crate::GameKind`] has one.
 pub trait GamePack: Game {
     /// The game's pack.
@@ -97,6 +101,18 @@ pub trait GamePack: Game {
     /// # Errors
     /// A message naming the bad field.
     fn options_from_json(v: &Value, defaults: &Self::Options) -> Result<Self::Options, String>;
+
+    /// Reads the options from a configuration's `[options.<name>]` table, reading any file the
+    /// table names with `read` (the engine reads no files itself). By default the table is
+    /// read as the JSON a play request carries ([`GamePack::options_from_json`]).
+    ///
+    /// # Errors
+    /// A message naming the bad key, or the file and what is wrong with it.
+    fn options_from_toml(table: &toml::Table, read: &FileReader<'_>) -> Result<Self::Options, String> {
+        let _ = read;
+        let json = serde_json::to_value(table).map_err(|e| e.to_string())?;
+        Self::options_from_json(&json, &Self::Options::default())
+    }
 
     /// Options as JSON (what [`GamePack::options_from_json`] reads back).
     fn options_json(o: &Self::Options) -> Value;

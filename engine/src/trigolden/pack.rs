@@ -131,6 +131,26 @@ players, from the view of the player to move; the layout is in
         Ok(o)
     }
 
+    /// `pieces = "FILE"` names a shape table (TOML, as `default_pieces.toml`), read with
+    /// `read`; the other keys are the play page's.
+    fn options_from_toml(
+        table: &toml::Table,
+        read: &crate::pack::FileReader<'_>,
+    ) -> Result<super::Options, String> {
+        let mut rest = table.clone();
+        let shapes = match rest.remove("pieces") {
+            None => super::shapes::ShapeTable::default_table(),
+            Some(toml::Value::String(path)) => {
+                let text = read(&path).map_err(|e| format!("shape table {path}: {e}"))?;
+                super::shapes::ShapeTable::parse(&text).map_err(|e| format!("shape table {path}: {e}"))?
+            }
+            Some(other) => return Err(format!("pieces must be a file name, not {other}")),
+        };
+        let json = serde_json::to_value(&rest).map_err(|e| e.to_string())?;
+        let o = Self::options_from_json(&json, &super::Options::default())?;
+        Ok(super::Options { shapes: std::sync::Arc::new(shapes), ..o })
+    }
+
     fn options_json(o: &super::Options) -> Value {
         json!({ "scoring": o.scoring, "rule6-new-point": o.rule6_new_point })
     }
