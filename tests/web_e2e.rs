@@ -43,7 +43,9 @@ fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
     let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "browser test failed:\n{text}");
     assert!(text.contains("e2e ok"), "{text}");
-    for shot in ["battlenumber-end.png", "replay.png", "trigolden-turn.png", "trigolden-zh-phone.png"] {
+    for shot in
+        ["battlenumber-end.png", "replay.png", "trigolden-turn.png", "trigolden-zh-phone.png", "toy.png"]
+    {
         let p = shots.join(shot);
         assert!(
             std::fs::metadata(&p).map(|m| m.len() > 1000).unwrap_or(false),

@@ -498,12 +498,14 @@ function setView(v) {
   if (app.tg.preview && !(humanTurn(v) && v.legal.some((l) => l.action === app.tg.preview))) app.tg.preview = null;
   const board = $('board');
   // Room under the board for its toolbar, and on every side for a board turned round.
-  board.style.aspectRatio = { banqi: '8.7 / 5.45', battlenumber: '7.9 / 8.45' }[v.game] || '';
+  const mod = boardModule(v.game);
+  board.style.aspectRatio = mod ? mod.aspect : { banqi: '8.7 / 5.45', battlenumber: '7.9 / 8.45' }[v.game] || '';
   board.setAttribute('class', v.game);
-  if (v.game === 'trigolden') drawTriGolden(v);
+  if (mod) drawModule(v, mod);
+  else if (v.game === 'trigolden') drawTriGolden(v);
   else if (v.game === 'banqi') drawBanqi(v);
   else drawBattleNumber(v);
-  if (v.game !== 'trigolden') turnRound(board, v.game === 'banqi' ? [4, 2] : [3.5, 3.5]);
+  if (v.game !== 'trigolden') turnRound(board, mod ? mod.centre : v.game === 'banqi' ? [4, 2] : [3.5, 3.5]);
   drawHintMarks(v);
   $('board-col').classList.toggle('rotated', faceToFace());
   drawSide(v);
@@ -562,10 +564,13 @@ function drawTrackers(v) {
       const sc = i === 0 ? b.score_first : -b.score_first;
       parts.push(t('score', { s: (sc > 0 ? '+' : '') + sc }).replace(/ *\(.*\)/, '').replace(/（.*）/, ''));
       parts.push(t('hand_left', { h: b.hands[i].join('/') }));
-    } else {
+    } else if (v.game === 'banqi') {
       const c = b.colours[i];
       colour = c === 'red' ? '#b3261e' : c === 'black' ? '#1d1d1d' : '#8a6a3c';
       parts.push(c ? t(c) : t('no_colours'));
+    } else {
+      const mod = boardModule(v.game);
+      if (mod && mod.tracker) parts.push(...mod.tracker(v, i));
     }
     box.innerHTML = '';
     const sw = document.createElement('span'); sw.className = 'swatch'; sw.style.background = colour; box.appendChild(sw);
@@ -578,6 +583,8 @@ function drawTrackers(v) {
 
 // A click as people read it (move lists, hints).
 function describeClick(v, a) {
+  const mod = boardModule(v.game);
+  if (mod) return mod.describe ? mod.describe(v, a) : a;
   if (v.game === 'battlenumber') {
     const m = /^([A-Z]\d)r(\d)$/.exec(a);
     if (!m) return a;
@@ -669,9 +676,13 @@ function drawHintMarks(v) {
     const tx = el('text', { x, y, 'font-size': r * 1.3, 'text-anchor': 'middle', 'dominant-baseline': 'central' }, g);
     tx.textContent = String(n);
   };
+  const mod = boardModule(v.game);
   d.top.forEach((x, i) => {
     const a = x.action, n = i + 1;
-    if (v.game === 'battlenumber') {
+    if (mod) {
+      const at = svg.querySelector(`[data-action="${a}"]`);
+      if (at) at.classList.add('hint-mark');
+    } else if (v.game === 'battlenumber') {
       if (/^[a-g]\d$/.test(a)) {
         const c = COLS.indexOf(a[0]), r = Number(a[1]);
         el('rect', { x: c + 0.1, y: r + 0.1, width: 0.8, height: 0.8, class: 'hint-mark' }, layer);
@@ -695,6 +706,51 @@ function drawHintMarks(v) {
       tag(cx, cy, n, 0.22);
     }
   });
+}
+
+// Board modules ------------------------------------------------------------
+
+// A game whose board is not drawn here brings its own module (its pack's, served as
+// /boards/<name>.js), which registers itself in window.zeroplayBoards under the game's name.
+function boardModule(game) { return (window.zeroplayBoards || {})[game]; }
+
+// The page's toolbox handed to a board module.
+const KIT = {
+  el, keyable, t, humanTurn,
+  lang: () => lang,
+  click: (a) => { if (!app.busy && humanTurn(app.view)) sendClick(a); },
+};
+
+function drawModule(v, mod) {
+  const svg = $('board');
+  svg.innerHTML = '';
+  $('zoom').hidden = true;
+  $('palette').innerHTML = '';
+  $('scores').textContent = '';
+  svg.setAttribute('viewBox', mod.viewBox);
+  mod.draw(v, svg, KIT);
+}
+
+// Loads the board module of every game the server hosts that this page does not draw itself,
+// and offers those games in the menu under their own names.
+async function loadBoards() {
+  let info;
+  try { info = await api('GET', '/api/info'); } catch (e) { return; }
+  const menu = $('game');
+  for (const [name, b] of Object.entries(info.boards || {})) {
+    if (!b.module || boardModule(name)) continue;
+    await new Promise((ok) => {
+      const s = document.createElement('script');
+      s.src = b.module;
+      s.onload = ok; s.onerror = ok;
+      document.head.appendChild(s);
+    });
+    if (!boardModule(name) || menu.querySelector(`option[value="${name}"]`)) continue;
+    const o = document.createElement('option');
+    o.value = name; o.dataset.titleEn = b.title; o.dataset.titleZh = b.title_zh;
+    o.textContent = lang === 'zh' ? b.title_zh : b.title + ' (' + b.title_zh + ')';
+    menu.appendChild(o);
+  }
 }
 
 // Battle Number ------------------------------------------------------------
@@ -1167,11 +1223,14 @@ function applyLang() {
   $('lang').textContent = lang === 'zh' ? 'English' : '中文';
   for (const e of document.querySelectorAll('[data-i18n]')) e.textContent = t(e.dataset.i18n);
   for (const e of document.querySelectorAll('[data-i18n-title]')) { e.title = t(e.dataset.i18nTitle); e.setAttribute('aria-label', e.title); }
+  for (const o of document.querySelectorAll('option[data-title-en]')) {
+    o.textContent = lang === 'zh' ? o.dataset.titleZh : o.dataset.titleEn + ' (' + o.dataset.titleZh + ')';
+  }
   drawMatch();
   if (app.view) setView(app.view);
 }
 
-function init() {
+async function init() {
   $('lang').addEventListener('click', () => { lang = lang === 'zh' ? 'en' : 'zh'; localStorage.setItem('zeroplay-lang', lang); applyLang(); });
   const showScoring = () => { $('scoring-box').hidden = $('game').value !== 'trigolden'; };
   // Choosing another game (or TriGolden's scoring) starts it; the AI's seat and time apply
@@ -1205,6 +1264,8 @@ function init() {
   applyLang();
   const m = location.pathname.match(/^\/replay\/([A-Za-z0-9_-]+)$/);
   showScoring();
+  // A replay of a game drawn by a module needs the module first.
+  await loadBoards();
   if (m) openReplay(m[1]); else newGame();
 }
 

@@ -10,11 +10,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::banqi::Banqi;
-use crate::battlenumber::BattleNumber;
 use crate::game::Game;
 use crate::pack::{GamePack, Pack};
-use crate::trigolden::TriGolden;
 
 /// A game zeroplay plays. Spelled as [`Game::NAME`] in configs, the CLI, lease rows, Parquet
 /// and on the wire (`"battlenumber"`, `"trigolden"`, `"banqi"`).
@@ -26,6 +23,9 @@ pub enum GameKind {
     TriGolden,
     /// Banqi (暗棋, TCGA rules).
     Banqi,
+    /// The toy game (three in a row), registered only with the `toy` feature: the tests' fourth
+    /// game ([`crate::toy`]).
+    Toy,
 }
 
 /// Turns a [`GameKind`] into its game type: `with_game!(kind, |G| body)` runs `body` with the
@@ -56,6 +56,11 @@ macro_rules! with_game {
                 type $g = $crate::banqi::Banqi;
                 $body
             }
+            $crate::GameKind::Toy => {
+                #[allow(non_camel_case_types, dead_code)]
+                type $g = $crate::toy::Toy;
+                $body
+            }
         }
     };
 }
@@ -65,19 +70,29 @@ impl GameKind {
     pub const DEFAULT: GameKind = GameKind::BattleNumber;
 
     /// Every kind, in the order the docs and menus list them.
+    #[cfg(not(feature = "toy"))]
     pub const ALL: [GameKind; 3] = [GameKind::BattleNumber, GameKind::TriGolden, GameKind::Banqi];
+    /// Every kind, in the order the docs and menus list them: with the `toy` feature (the
+    /// tests'), the toy game last.
+    #[cfg(feature = "toy")]
+    pub const ALL: [GameKind; 4] =
+        [GameKind::BattleNumber, GameKind::TriGolden, GameKind::Banqi, GameKind::Toy];
 
     /// The game's name ([`Game::NAME`]).
     pub const fn name(self) -> &'static str {
-        match self {
-            GameKind::BattleNumber => BattleNumber::NAME,
-            GameKind::TriGolden => TriGolden::NAME,
-            GameKind::Banqi => Banqi::NAME,
-        }
+        with_game!(self, |G| G::NAME)
     }
 
     /// Every kind's name, in [`GameKind::ALL`] order.
-    pub const NAMES: [&'static str; 3] = [BattleNumber::NAME, TriGolden::NAME, Banqi::NAME];
+    pub const NAMES: [&'static str; GameKind::ALL.len()] = {
+        let mut names = [""; GameKind::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = GameKind::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
     /// The kind of game `G`.
     ///
@@ -97,13 +112,11 @@ impl GameKind {
         with_game!(self, |G| G::STATE_VERSION)
     }
 
-    /// The display name with the game's own script, e.g. "Battle Number (拚數棋)".
-    pub fn title(self) -> &'static str {
-        match self {
-            GameKind::BattleNumber => "Battle Number (拚數棋)",
-            GameKind::TriGolden => "TriGolden (頂鑫棋)",
-            GameKind::Banqi => "Banqi (暗棋)",
-        }
+    /// The display name with the game's own script, e.g. "Battle Number (拚數棋)", from its
+    /// [`Pack`].
+    pub fn title(self) -> String {
+        let p = self.pack();
+        format!("{} ({})", p.title, p.title_zh)
     }
 }
 

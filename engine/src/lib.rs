@@ -45,6 +45,7 @@ pub mod perft;
 pub mod selfplay;
 pub mod shallow;
 pub mod spsa;
+pub mod toy;
 pub mod trigolden;
 
 pub use eval::{Evaluator, Leaf};

@@ -44,6 +44,10 @@ pub struct Pack {
     pub arbitration: bool,
     /// The file name of the play server's SVG download, before its time stamp.
     pub svg_name: &'static str,
+    /// The play page's board module for this game (plain JavaScript that registers itself in
+    /// `window.zeroplayBoards` under the game's name; served as `/boards/<name>.js`); empty:
+    /// the page draws the game itself (the first three games, drawn in `web/app.js`).
+    pub board_js: &'static str,
 }
 
 /// The documented strength protocol of one game: time per move, reference opponent, openings.

@@ -64,6 +64,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/replay/{token}", get(move |h: HeaderMap| async move { page.serve(&h) }))
         .route("/app.js", get(move |h: HeaderMap| async move { js.serve(&h) }))
         .route("/style.css", get(move |h: HeaderMap| async move { css.serve(&h) }))
+        .route("/boards/{file}", get(board_module))
         .route("/api/info", get(info))
         .route("/api/games", post(create))
         .route("/api/games/{id}", get(show).delete(remove))
@@ -152,12 +153,30 @@ fn view(id: u64, h: &Held) -> Value {
     v
 }
 
+/// `GET /boards/<name>.js`: a game's board module, from its pack (404 for a game the page
+/// draws itself, or no game).
+async fn board_module(Path(file): Path<String>, h: HeaderMap) -> Response {
+    let pack = file.strip_suffix(".js").and_then(GameKind::from_name).map(GameKind::pack);
+    match pack {
+        Some(p) if !p.board_js.is_empty() => {
+            Asset::new(p.board_js, "text/javascript; charset=utf-8").serve(&h)
+        }
+        _ => (StatusCode::NOT_FOUND, Html(assets::NOT_FOUND_HTML)).into_response(),
+    }
+}
+
 async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     let turns = state.ai_turns.load(Ordering::Relaxed);
     let sims = state.ai_sims.load(Ordering::Relaxed);
     let micros = state.ai_micros.load(Ordering::Relaxed);
     Json(json!({
         "games": GameKind::NAMES,
+        // Each game's names and, where the page does not draw it itself, its board module.
+        "boards": GameKind::ALL.map(|k| {
+            let p = k.pack();
+            let module = (!p.board_js.is_empty()).then(|| format!("/boards/{k}.js"));
+            (k.name().to_string(), json!({ "title": p.title, "title_zh": p.title_zh, "module": module }))
+        }).into_iter().collect::<serde_json::Map<_, _>>(),
         // Each game's model version (0: no network yet). `model_version` alone is Battle
         // Number's (the default game's), as before the server hosted other games; kept for
         // older clients.

@@ -2,7 +2,8 @@
 //   node tests/web/e2e.mjs URL OUTDIR
 // Plays a whole Battle Number game against the AI by clicking, follows its replay link and
 // takes over from the middle, plays a TriGolden turn by choosing a piece, a target and a ghost,
-// plays twelve Banqi turns (flips and moves), switches the language, and saves screenshots in
+// plays twelve Banqi turns (flips and moves), plays the tests' toy game through its own board
+// module, switches the language, and saves screenshots in
 // OUTDIR. Exits non-zero on any failure.
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -353,6 +354,32 @@ try {
     const r = await view();
     if (!r.outcome && !r.to_move) fail('the replay stopped between a flip and its reveal at ply ' + r.ply);
   }
+
+  // ---- A game the page does not draw itself: the tests' toy game, drawn by its own board
+  // module (/boards/toy.js, from the game's folder), offered under its pack's name and played
+  // to the end against the AI by clicking.
+  const toyOption = await page.$('#game option[value="toy"]');
+  if (!toyOption) fail('the toy game (a board module) is not in the menu');
+  if ((await toyOption.textContent()) !== 'Toy (井字棋)') fail('toy menu entry: ' + (await toyOption.textContent()));
+  await page.selectOption('#game', 'toy');
+  await page.selectOption('#ai-seat', 'second');
+  await page.selectOption('#ai-ms', '300');
+  await page.click('#new');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'toy');
+  await idle();
+  for (let turn = 0; turn < 5; turn++) {
+    const v = await view();
+    if (v.outcome) break;
+    await page.click('#board rect.sq.legal');
+    await idle();
+    if ((await view()).ply <= v.ply) fail('a toy click did not move the game on at ply ' + v.ply);
+  }
+  const ty = await view();
+  if (!ty.outcome) fail('the toy game did not end in five turns');
+  const marks = (await page.$$eval('#board text', (ts) => ts.map((x) => x.textContent).join(''))).replace(/[^XO]/g, '');
+  if (marks.length !== ty.board.squares.filter((x) => x).length) fail('toy marks do not match the board: ' + marks);
+  await page.screenshot({ path: out + '/toy.png' });
+  console.log(`toy: ${ty.ply} claims, ${ty.outcome.winner || 'draw'}`);
 
   // ---- Chinese labels, and a phone-sized screen.
   await page.goto(url);

@@ -63,6 +63,7 @@ whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`)."
             )),
         },
         served_agents: &["banqi-ab"],
+        board_js: "",
         svg_name: "Banqi",
         arbitration: false,
     };

@@ -36,6 +36,7 @@ with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.",
         // The user's AI is MCTS with the rollout evaluator: `auto` serves it until a model
         // arrives.
         served_agents: &[],
+        board_js: "",
         svg_name: "BattleNumber",
         arbitration: false,
     };

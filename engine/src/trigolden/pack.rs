@@ -70,6 +70,7 @@ players, from the view of the player to move; the layout is in
             policy: None,
         },
         served_agents: &["trigolden-user", "trigolden-lite", "mcts"],
+        board_js: "",
         svg_name: "BraceTheTriGolden",
         arbitration: true,
     };
