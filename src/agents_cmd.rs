@@ -1,10 +1,10 @@
 //! `zeroplay agents`: every agent spec and its keys, printed from the tables the spec parser
-//! itself reads ([`engine::agent::AgentSpec::families`]), so what it says and what a spec
+//! itself reads ([`engine::spec::AgentSpec::families`]), so what it says and what a spec
 //! accepts cannot drift apart. `docs/agents.md` is its Markdown output (a test keeps it so).
 
 use anyhow::{Result, bail};
-use engine::agent::AgentSpec;
 use engine::agent::keys::Family;
+use engine::spec::AgentSpec;
 
 use crate::cli::AgentsArgs;
 

@@ -11,10 +11,11 @@ use std::time::Instant;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use engine::agent::{AbSettings, AgentSpec};
 use engine::banqi::Banqi;
+use engine::banqi::ab::AbSettings;
 use engine::banqi::ab::Searcher;
 use engine::game::{Actor, Game, sample_chance};
+use engine::spec::AgentSpec;
 
 /// `zeroplay bench depth`.
 #[derive(Debug, Args)]
@@ -90,8 +91,10 @@ fn median(v: &mut [f64]) -> f64 {
 pub fn run(args: DepthBenchArgs) -> Result<()> {
     let mut agents = Vec::new();
     for a in &args.agent {
-        match a.parse::<AgentSpec>() {
-            Ok(AgentSpec::BanqiAb(s)) => {
+        let spec = a.parse::<AgentSpec>();
+        match spec.as_ref().map(AgentSpec::game::<AbSettings>) {
+            Ok(Some(s)) => {
+                let s = s.clone();
                 // `model=` values the leaves with that network, as the arena's agent does.
                 let leaf = match &s.model {
                     Some(m) => Some(
@@ -102,7 +105,7 @@ pub fn run(args: DepthBenchArgs) -> Result<()> {
                 };
                 agents.push((a.clone(), s, leaf))
             }
-            Ok(_) => bail!("{a}: the depth bench measures banqi-ab agents only"),
+            Ok(None) => bail!("{a}: the depth bench measures banqi-ab agents only"),
             Err(e) => bail!("{a}: {e}"),
         }
     }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use engine::agent::AgentSpec;
+use engine::spec::AgentSpec;
 use serde::{Deserialize, Serialize};
 
 use crate::args::SeatArg;

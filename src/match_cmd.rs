@@ -18,10 +18,11 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use engine::agent::{Agent, AgentSpec};
+use engine::agent::Agent;
 use engine::arena::{DEAL_STREAM, GameRecord, MatchRecord, Tally};
 use engine::banqi::{Action, Banqi};
 use engine::game::{Actor, Game, Outcome, Seat, next_chance};
+use engine::spec::AgentSpec;
 
 /// `zeroplay match`.
 #[derive(Debug, clap::Args)]

@@ -11,7 +11,7 @@ use engine::agent::NetLoader;
 use engine::eval::Evaluator;
 use model::NetSource;
 
-/// A loader for [`engine::agent::AgentSpec::build_with`]: reads and checks the model file
+/// A loader for [`engine::spec::AgentSpec::build_with`]: reads and checks the model file
 /// and builds its network leaf with [`model::net_leaf`] (inference on the searching thread,
 /// CPU backend).
 pub fn loader<G: Features>() -> Box<NetLoader<'static, G>> {

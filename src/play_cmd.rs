@@ -8,9 +8,10 @@
 use std::io::{BufRead, Write};
 
 use anyhow::Result;
-use engine::agent::{Agent, AgentSpec};
+use engine::agent::Agent;
 use engine::battlenumber::{Action, BattleNumber, EXTRACTIONS, draw_board};
 use engine::game::{Actor, Game, Outcome, Seat};
+use engine::spec::AgentSpec;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{PlayArgs, SeatArg};

@@ -13,9 +13,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use engine::agent::{AbSettings, AgentSpec};
+use engine::agent::GameSpec;
 use engine::banqi::Banqi;
+use engine::banqi::ab::AbSettings;
 use engine::banqi::ab::Weights;
+use engine::spec::AgentSpec;
 use engine::spsa::{Spsa, SpsaSettings};
 use serde::Serialize;
 
@@ -66,9 +68,9 @@ struct Step {
 /// # Errors
 /// A base spec that is not `banqi-ab`, bad numbers, or an unwritable output directory.
 pub fn run(args: TuneArgs) -> Result<()> {
-    let base = match args.base.parse::<AgentSpec>()? {
-        AgentSpec::BanqiAb(s) => s,
-        other => bail!("--base must be a banqi-ab spec (its weights are tuned), not {other}"),
+    let base = args.base.parse::<AgentSpec>()?;
+    let Some(base) = base.game::<AbSettings>().cloned() else {
+        bail!("--base must be a banqi-ab spec (its weights are tuned), not {base}");
     };
     if !(args.c_share > 0.0 && args.c_share <= 1.0) {
         bail!("--c-share must be in (0, 1], not {}", args.c_share);
@@ -103,7 +105,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
     println!(
         "tune: SPSA over {} weights of {} on {threads} threads, {} pairs{}; writing {}",
         start.len(),
-        AgentSpec::BanqiAb(base.clone()),
+        GameSpec::new(base.clone()),
         args.pairs,
         args.minutes.map_or(String::new(), |m| format!(" or {m} minutes")),
         args.out.display()
@@ -142,7 +144,9 @@ pub fn run(args: TuneArgs) -> Result<()> {
                             let weights =
                                 Weights::from_list(w).expect("perturbations stay within the bounds");
                             let settings = AbSettings { weights, store: None, ..base.clone() };
-                            AgentSpec::BanqiAb(settings).with_table_store(tables.clone()).build::<Banqi>()
+                            AgentSpec::Game(GameSpec::new(settings))
+                                .with_table_store(tables.clone())
+                                .build::<Banqi>()
                         };
                         let (mut plus, mut minus) = (agent(&p.plus), agent(&p.minus));
                         let opening =
@@ -181,7 +185,7 @@ pub fn run(args: TuneArgs) -> Result<()> {
     let tuner = spsa.into_inner().expect("threads joined");
     let steps = steps.into_inner().expect("threads joined");
     let tuned = Weights::from_list(&tuner.weights()).expect("SPSA keeps the weights within the bounds");
-    let spec = AgentSpec::BanqiAb(AbSettings { weights: tuned, ..base.clone() });
+    let spec = AgentSpec::Game(GameSpec::new(AbSettings { weights: tuned, ..base.clone() }));
     write_outputs(&args.out, &start, &steps, &spec)?;
     println!("tuned after {} pairs: {spec}", steps.len());
     println!("start:  {}", list(&start.iter().map(|&w| f64::from(w)).collect::<Vec<_>>()));
@@ -189,21 +193,14 @@ pub fn run(args: TuneArgs) -> Result<()> {
     println!(
         "measure it: zeroplay arena --game banqi -n 100 --seed 2026 -a \"{}\" -b \"{}\"",
         with_time(&spec),
-        with_time(&AgentSpec::BanqiAb(AbSettings { weights: Weights::default(), ..base }))
+        with_time(&AgentSpec::Game(GameSpec::new(AbSettings { weights: Weights::default(), ..base })))
     );
     Ok(())
 }
 
 /// `spec` at 300 ms a move instead of its node budget (how the docs measure).
 fn with_time(spec: &AgentSpec) -> AgentSpec {
-    match spec {
-        AgentSpec::BanqiAb(s) => AgentSpec::BanqiAb(AbSettings {
-            time: Some(Duration::from_millis(300)),
-            nodes: None,
-            ..s.clone()
-        }),
-        other => other.clone(),
-    }
+    spec.clone().with_time(Duration::from_millis(300))
 }
 
 fn list(v: &[f64]) -> String {
@@ -326,7 +323,7 @@ mod tests {
         assert!(csv.starts_with("pair,result,w0,"));
         let tuned = std::fs::read_to_string(tmp.path().join("tuned.txt")).unwrap();
         let spec: AgentSpec = tuned.trim().parse().unwrap();
-        assert!(matches!(spec, AgentSpec::BanqiAb(AbSettings { nodes: Some(200), .. })), "{tuned}");
+        assert_eq!(spec.game::<AbSettings>().and_then(|s| s.nodes), Some(200), "{tuned}");
         assert!(std::fs::read_to_string(tmp.path().join("spsa.svg")).unwrap().contains("<polyline"));
     }
 

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use engine::agent::SharedTables;
+use engine::banqi::ab::SharedTables;
 use engine::banqi::ab::{AbSettings, SearchResult, Searcher, WIN};
 use engine::banqi::tablebase::TableStore;
 use engine::banqi::{Action, Banqi};

@@ -95,6 +95,7 @@ const app = {
   id: null,
   aiMs: 1000,
   busy: false,
+  settling: null,    // the settings request on its way to the game on screen, if any
   gen: 0,            // bumped by every new game or replay: answers for an older one are dropped
   abort: null,       // the AI request in flight, to cancel it
   replay: null,      // {token, actions, at} in replay mode
@@ -159,7 +160,12 @@ async function newGame(replayToken, at) {
     : { game, ai_seat: $('ai-seat').value, ai_ms: Number($('ai-ms').value),
         options: game === 'trigolden' ? { scoring: $('scoring').value } : null };
   try {
-    if (app.id) api('DELETE', '/api/games/' + app.id).catch(() => {});
+    // The old game goes once a settings change still on its way to it has landed (else that
+    // request meets a deleted game).
+    if (app.id) {
+      const old = app.id;
+      Promise.resolve(app.settling).catch(() => {}).then(() => api('DELETE', '/api/games/' + old)).catch(() => {});
+    }
     app.id = null;
     app.busy = true; updateButtons();
     const v = await api('POST', '/api/games', body);
@@ -425,7 +431,9 @@ async function applySettings(body) {
   const gen = app.gen;
   try {
     if (body.ai_seat !== undefined && app.abort) { app.abort.abort(); app.abort = null; }
-    const v = await api('POST', '/api/games/' + app.id + '/settings', body);
+    const req = api('POST', '/api/games/' + app.id + '/settings', body);
+    app.settling = req;
+    const v = await req;
     if (gen !== app.gen) return;
     if (body.ai_ms) app.aiMs = body.ai_ms;
     app.paused = false;

@@ -375,7 +375,7 @@ mod tests {
     /// The match a lease asks for, played by two random agents: the candidate's points and
     /// the games as a report carries them.
     fn play(lease: &pb::Lease) -> (f64, Vec<pb::MatchGame>) {
-        let spec: engine::agent::AgentSpec = "random".parse().unwrap();
+        let spec: engine::spec::AgentSpec = "random".parse().unwrap();
         let (mut a, mut b) = (spec.build::<BattleNumber>(), spec.build::<BattleNumber>());
         let start = BattleNumber::decode(&lease.start_state).unwrap();
         let m = engine::arena::play_match_from(&start, a.as_mut(), b.as_mut(), lease.seed);

@@ -390,8 +390,8 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::AgentSpec;
     use crate::battlenumber::{BattleNumber, Options};
+    use crate::spec::AgentSpec;
 
     #[test]
     fn elo_is_zero_for_even_and_signed_otherwise() {

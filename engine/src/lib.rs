@@ -44,6 +44,7 @@ pub mod pack;
 pub mod perft;
 pub mod selfplay;
 pub mod shallow;
+pub mod spec;
 pub mod spsa;
 pub mod toy;
 pub mod trigolden;

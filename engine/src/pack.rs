@@ -257,7 +257,7 @@ mod tests {
             toml::from_str::<toml::Table>(p.selfplay).unwrap();
             toml::from_str::<toml::Table>(p.pipeline).unwrap();
             for family in p.served_agents {
-                assert!(crate::agent::AgentSpec::families().iter().any(|f| f.name == *family), "{family}");
+                assert!(crate::spec::AgentSpec::families().iter().any(|f| f.name == *family), "{family}");
             }
         }
         assert_eq!(GameKind::from_replay_code(0), None);

@@ -11,10 +11,11 @@ use rand_distr::{Distribution, Gamma};
 use serde::{Deserialize, Serialize};
 
 use crate::Rng;
-use crate::agent::{Agent, AgentSpec, GameAgents};
+use crate::agent::{Agent, GameAgents};
 use crate::eval::Evaluator;
 use crate::game::{Actor, Game, Outcome, Seat, next_chance};
 use crate::mcts::{Budget, GumbelConfig, Mcts, MctsConfig};
+use crate::spec::AgentSpec;
 
 /// Self-play settings (the coordinator hands them out with each position).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -475,8 +475,8 @@ fn mcts_through_chance_nodes_takes_the_winning_capture() {
 
 #[test]
 fn rollout_mcts_beats_random_play() {
-    use engine::agent::AgentSpec;
     use engine::arena::play_match;
+    use engine::spec::AgentSpec;
     let mut points = 0.0;
     for m in 0..4 {
         let mut a = "mcts:sims=300,eval=rollout".parse::<AgentSpec>().unwrap().build::<Banqi>();

@@ -1,9 +1,10 @@
 //! MCTS finds forced wins in small Battle Number end positions: one built by hand, and many
 //! cut from random games, each checked against an exact minimax solver.
 
-use engine::agent::{Agent, AgentSpec};
+use engine::agent::Agent;
 use engine::battlenumber::{BattleNumber, Options, Setup};
 use engine::game::{Actor, Game, Seat};
+use engine::spec::AgentSpec;
 
 /// Exact result for the first seat with best play: +1 win, 0 draw, −1 loss.
 fn solve(s: &BattleNumber) -> i32 {

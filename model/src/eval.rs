@@ -219,7 +219,7 @@ pub fn gate_agent<G: Features + engine::agent::GameAgents>(
         && let Some(spec) = G::shallow_net_searcher(s.sims)
     {
         // The spec names the network by its role; the loader hands over the leaf built once.
-        let spec = with_tables(spec.with_model(name));
+        let spec = with_tables(engine::spec::AgentSpec::Game(spec).with_model(name));
         // A game's own spec is its agent, and this loader cannot fail.
         return spec.build_with::<G>(&|_, _| Ok(leaf.clone())).unwrap_or_else(|e| panic!("{spec}: {e}"));
     }
@@ -242,14 +242,15 @@ pub fn gate_user_ai<G: Features + engine::agent::GameAgents>(
     s: &engine::gating::GateSettings,
     name: &str,
 ) -> Box<dyn engine::agent::Agent<G>> {
-    s.own_user_ai_sims()
-        .and_then(G::user_ai)
-        .map_or_else(|| gate_agent(gate_leaf::<G>(None, s), s, name), |spec| with_tables(spec).build::<G>())
+    s.own_user_ai_sims().and_then(G::user_ai).map_or_else(
+        || gate_agent(gate_leaf::<G>(None, s), s, name),
+        |spec| with_tables(spec.into()).build::<G>(),
+    )
 }
 
 /// `spec` with the endgame tables kept where every program keeps them
 /// ([`modelfile::tables::default_store`]; Banqi's `banqi-ab` only).
-pub fn with_tables(spec: engine::agent::AgentSpec) -> engine::agent::AgentSpec {
+pub fn with_tables(spec: engine::spec::AgentSpec) -> engine::spec::AgentSpec {
     spec.with_table_store(modelfile::tables::default_store())
 }
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use engine::agent::AgentSpec;
+use engine::spec::AgentSpec;
 use engine::{GameKind, LeafSettings};
 use serde::{Deserialize, Serialize};
 

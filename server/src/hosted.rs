@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use engine::GameKind;
 use engine::LeafSettings;
-use engine::agent::{AgentSpec, GameAgents, SERVED_MODEL, ServeEnv};
+use engine::agent::{GameAgents, GameSpec, SERVED_MODEL, ServeEnv};
+use engine::spec::AgentSpec;
 use model::{ModelSlot, NetSource};
 
 use crate::table::{AiFactory, Served};
@@ -46,19 +47,19 @@ fn ai<G: Hosted>(cfg: &ServeConfig, slot: Arc<ModelSlot>) -> AiFactory<G> {
     Arc::new(move |time| {
         let has_model = slot.version() > 0;
         let net = |l: &LeafSettings| model::net_leaf::<G>(NetSource::Slot(slot.clone(), None), l);
-        let build = |spec: &AgentSpec| {
+        let build_spec = |spec: AgentSpec| {
             let loader = |m: &str, l: &LeafSettings| match m == SERVED_MODEL && has_model {
                 true => Ok(net(l)),
                 false => Err(format!("the play server serves only its own model, not {m}")),
             };
-            spec.clone()
-                .with_table_store(tables.clone())
+            spec.with_table_store(tables.clone())
                 .build_with::<G>(&loader)
                 .expect("a served spec names no model file (ServeConfig::validate)")
         };
+        let build = |spec: &GameSpec| build_spec(AgentSpec::Game(spec.clone()));
         let env = ServeEnv { leaf, has_model, net: &net, build: &build };
         match (&spec, choice.as_str()) {
-            (Some(spec), _) => env.spec_at(spec, time),
+            (Some(spec), _) => build_spec(spec.clone().with_time(time)),
             (None, "net") => G::served_net(time, &env),
             (None, _) => G::served_ai(time, &env),
         }

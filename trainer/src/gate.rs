@@ -98,8 +98,9 @@ pub fn gate_agents<G: Game>(
 mod tests {
     use super::*;
 
-    use engine::agent::{AgentSpec, RandomAgent};
+    use engine::agent::RandomAgent;
     use engine::battlenumber::BattleNumber;
+    use engine::spec::AgentSpec;
 
     fn settings(rule: GateRule) -> GateSettings {
         // H1 at +200: 16 straight wins then cross the SPRT's bound (at the default +60 they

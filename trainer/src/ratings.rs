@@ -89,8 +89,7 @@ impl RatingSettings {
     /// The first spec that does not parse, or one that needs a model file.
     pub fn validate(&self) -> Result<(), String> {
         for a in &self.anchors {
-            let spec: engine::agent::AgentSpec =
-                a.parse().map_err(|e| format!("rating anchor {a:?}: {e}"))?;
+            let spec: engine::spec::AgentSpec = a.parse().map_err(|e| format!("rating anchor {a:?}: {e}"))?;
             if a.contains("eval=net") {
                 return Err(format!("rating anchor {spec}: anchors are fixed agents, not networks"));
             }

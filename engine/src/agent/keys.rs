@@ -59,6 +59,18 @@ pub fn names<S>(keys: &[Key<S>]) -> String {
     keys.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
 }
 
+/// The `key=value` pairs after a spec's name (`name:k=v,k=v`, or nothing).
+///
+/// # Errors
+/// A part that is not `key=value`.
+pub fn key_values(rest: &str) -> Result<Vec<(&str, &str)>, String> {
+    let rest = rest.strip_prefix(':').unwrap_or(rest);
+    rest.split(',')
+        .filter(|p| !p.is_empty())
+        .map(|kv| kv.split_once('=').ok_or_else(|| format!("`{kv}` is not key=value")))
+        .collect()
+}
+
 /// Reads `200ms`, `1.5s`, `2s`.
 pub fn parse_duration(v: &str) -> Option<Duration> {
     let (num, scale) = if let Some(n) = v.strip_suffix("ms") {

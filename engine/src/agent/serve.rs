@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Agent, AgentSpec, EvalSpec, GameAgents, MctsAgent, MctsSpec};
+use super::{Agent, EvalSpec, GameAgents, GameSpec, MctsAgent, MctsSpec};
 use crate::eval::Evaluator;
 use crate::leaf::LeafSettings;
 use crate::mcts::MctsConfig;
@@ -15,9 +15,9 @@ use crate::mcts::MctsConfig;
 /// (called only while [`ServeEnv::has_model`]).
 pub type ServedNet<'a, G> = dyn Fn(&LeafSettings) -> Arc<dyn Evaluator<G>> + 'a;
 
-/// Builds a spec's agent the way the server builds every configured one (with its endgame
+/// Builds a game's own agent the way the server builds every configured one (with its endgame
 /// table store and its network loader).
-pub type SpecBuilder<'a, G> = dyn Fn(&AgentSpec) -> Box<dyn Agent<G>> + 'a;
+pub type SpecBuilder<'a, G> = dyn Fn(&GameSpec) -> Box<dyn Agent<G>> + 'a;
 
 /// What the play server offers a game building its AI for one move.
 pub struct ServeEnv<'a, G> {
@@ -51,8 +51,8 @@ impl<G: GameAgents> ServeEnv<'_, G> {
         Box::new(MctsAgent::new(spec, evaluator, format!("mcts:time={}ms,eval=net", time.as_millis())))
     }
 
-    /// `spec` at `time` a move, built as the server builds it.
-    pub fn spec_at(&self, spec: &AgentSpec, time: Duration) -> Box<dyn Agent<G>> {
+    /// The game's agent `spec` at `time` a move, built as the server builds it.
+    pub fn spec_at(&self, spec: &GameSpec, time: Duration) -> Box<dyn Agent<G>> {
         (self.build)(&spec.clone().with_time(time))
     }
 }

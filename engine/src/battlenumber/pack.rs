@@ -108,3 +108,6 @@ with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.",
         if zh { format!("比分（先手）：{s:+}") } else { format!("Score (first): {s:+}") }
     }
 }
+
+/// Battle Number has no agents of its own: MCTS with the rollout evaluator is the user's AI.
+impl crate::agent::GameAgents for BattleNumber {}

@@ -25,7 +25,7 @@ use crate::agent::Agent;
 use crate::game::{Game, Seat};
 use crate::mcts::Progress;
 
-pub use crate::agent::LiteSettings;
+pub use super::settings::LiteSettings;
 
 /// The agent.
 pub struct LiteAgent {

@@ -19,6 +19,7 @@ pub mod lite;
 mod pack;
 mod pair;
 pub mod render;
+pub mod settings;
 pub mod shapes;
 pub mod tracker;
 pub mod user;

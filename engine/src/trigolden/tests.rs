@@ -496,7 +496,7 @@ fn agent_turn(
 
 #[test]
 fn the_lite_ai_keeps_the_obligation_whenever_some_turn_does() {
-    use crate::agent::AgentSpec;
+    use crate::spec::AgentSpec;
     let spec: AgentSpec = "trigolden-lite:sims=6,minimax=0".parse().unwrap();
     assert_eq!(spec.to_string(), "trigolden-lite:sims=6,minimax=0");
     // Its old name reads as the same agent.
@@ -957,7 +957,7 @@ fn the_user_ais_search_chooses_only_among_safe_turns_whenever_one_exists() {
 
 #[test]
 fn the_user_ai_keeps_the_obligation_whenever_some_turn_does_and_repeats_itself_per_seed() {
-    use crate::agent::AgentSpec;
+    use crate::spec::AgentSpec;
     // One simulation a turn: each rollout plays the AI's own plans to the end, which is the
     // costly part; the property is about which turns it may choose.
     let spec: AgentSpec = "trigolden-user:sims=1,minimax=0".parse().unwrap();

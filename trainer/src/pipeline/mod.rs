@@ -274,7 +274,7 @@ pub(super) fn rating_anchors<G: Features + GameAgents>(
         vec![(reference.to_string(), Box::new(move || model::gate_user_ai::<G>(&gate, "anchor")))];
     for spec in &cfg.rating.anchors {
         // Checked by `validate`.
-        if let Ok(a) = spec.parse::<engine::agent::AgentSpec>() {
+        if let Ok(a) = spec.parse::<engine::spec::AgentSpec>() {
             v.push((spec.clone(), Box::new(move || a.build::<G>())));
         }
     }

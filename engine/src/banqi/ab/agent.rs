@@ -5,18 +5,20 @@ use super::{AbSettings, Action, Banqi, Searcher, WIN_BOUND};
 use crate::Rng;
 use std::time::Duration;
 
-use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader, SERVED_MODEL, ServeEnv};
+use crate::agent::{Agent, GameAgents, GameFamily, GameSpec, NetLoader, SERVED_MODEL, ServeEnv};
 use crate::leaf::LeafSettings;
 use crate::mcts::Progress;
 
 /// Banqi's own agent: `banqi-ab:…`.
 impl GameAgents for Banqi {
+    const FAMILIES: &'static [GameFamily] = super::settings::FAMILIES;
+
     fn game_agent(
-        spec: &AgentSpec,
+        spec: &GameSpec,
         name: String,
         net: &NetLoader<'_, Banqi>,
     ) -> Option<Result<Box<dyn Agent<Banqi>>, String>> {
-        let AgentSpec::BanqiAb(s) = spec else { return None };
+        let s = spec.settings::<AbSettings>()?;
         let leaf = match &s.model {
             Some(m) => match net(m, &LeafSettings::net_alone()) {
                 Ok(n) => Some(n),
@@ -29,8 +31,8 @@ impl GameAgents for Banqi {
 
     /// `banqi-ab` at [`NODES_PER_SIM`] nodes per simulation: deterministic, and about the
     /// time the same number of network MCTS simulations take on one core.
-    fn user_ai(sims: u64) -> Option<AgentSpec> {
-        Some(AgentSpec::BanqiAb(AbSettings {
+    fn user_ai(sims: u64) -> Option<GameSpec> {
+        Some(GameSpec::new(AbSettings {
             nodes: Some(sims.saturating_mul(NODES_PER_SIM)),
             ..AbSettings::default()
         }))
@@ -39,7 +41,7 @@ impl GameAgents for Banqi {
     /// `banqi-ab` at the baseline's node budget: the searcher the play server runs a `nano`
     /// model in, against the baseline at equal nodes (the network's node costs ~30% more
     /// time: docs/benchmarks.md, issue 39).
-    fn shallow_net_searcher(sims: u64) -> Option<AgentSpec> {
+    fn shallow_net_searcher(sims: u64) -> Option<GameSpec> {
         Self::user_ai(sims)
     }
 
@@ -48,13 +50,13 @@ impl GameAgents for Banqi {
     /// (docs/benchmarks.md, issue 39); a larger model plays through MCTS.
     fn served_ai(time: Duration, env: &ServeEnv<'_, Banqi>) -> Box<dyn Agent<Banqi>> {
         if !env.has_model {
-            return env.spec_at(&AgentSpec::BanqiAb(AbSettings::default()), time);
+            return env.spec_at(&GameSpec::new(AbSettings::default()), time);
         }
         if (env.net)(&LeafSettings::net_alone()).shallow().is_none() {
             return Self::served_net(time, env);
         }
         let served = AbSettings { model: Some(SERVED_MODEL.into()), ..AbSettings::default() };
-        env.spec_at(&AgentSpec::BanqiAb(served), time)
+        env.spec_at(&GameSpec::new(served), time)
     }
 }
 
@@ -70,7 +72,7 @@ pub struct AbAgent {
 
 impl AbAgent {
     /// An agent with these settings (a `model` in them is not loaded: build the agent from
-    /// its [`AgentSpec`] with a network loader for that).
+    /// its spec with a network loader for that).
     pub fn new(settings: AbSettings, name: String) -> AbAgent {
         AbAgent { name, searcher: Searcher::new(settings) }
     }

@@ -63,11 +63,12 @@ use order::{capture_order, lmr_plies, touching};
 
 pub use eval::{Weights, evaluate};
 
-pub use crate::agent::AbSettings;
+mod settings;
 use crate::banqi::tablebase::{Tablebase, Wdl};
 use crate::banqi::{Action, Banqi, EMPTY, FACE_DOWN, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
 use crate::eval::Evaluator;
 use crate::game::{Game, Outcome, Seat};
+pub use settings::{AB_KEYS, AbSettings, FAMILIES, SharedTables};
 
 /// The score of a won position (less the plies to the win).
 pub const WIN: i32 = 100_000;
@@ -694,12 +695,13 @@ mod tests {
     use super::eval::{PREY_START, piece_values, preys_on};
     use super::*;
     use crate::Rng;
-    use crate::agent::{Agent, AgentSpec};
+    use crate::agent::Agent;
     use crate::banqi::Colour;
     use crate::banqi::Kind;
     use crate::eval::Leaf;
     use crate::leaf::LeafSettings;
     use crate::shallow::ShallowNet;
+    use crate::spec::AgentSpec;
 
     fn pos(text: &str) -> Banqi {
         Banqi::from_position_string(text).unwrap()
@@ -941,8 +943,9 @@ mod tests {
     #[test]
     fn contempt_is_its_own_key_in_either_search() {
         let draw_score = |keys: &str| {
-            let spec: crate::agent::AgentSpec = format!("banqi-ab:nodes=2000{keys}").parse().unwrap();
-            let crate::agent::AgentSpec::BanqiAb(settings) = spec else { unreachable!("{spec}") };
+            let spec: AgentSpec = format!("banqi-ab:nodes=2000{keys}").parse().unwrap();
+            let AgentSpec::Game(g) = &spec else { unreachable!("{spec}") };
+            let settings = g.settings::<AbSettings>().unwrap().clone();
             let mut s = Searcher::new(settings);
             s.last_score = 500;
             s.search(&Banqi::start(), |_, _| {});

@@ -79,28 +79,31 @@ use rand::RngExt;
 use super::lite::LiteAgent;
 use super::{Action, Place, TriGolden};
 use crate::Rng;
-use crate::agent::{Agent, AgentSpec, GameAgents, NetLoader, ServeEnv, UserClock, UserSettings};
+use crate::agent::{Agent, GameAgents, GameFamily, GameSpec, NetLoader, ServeEnv};
 use crate::game::{Game, Seat};
 use crate::leaf::LeafSettings;
 use crate::mcts::Progress;
+use crate::trigolden::settings::{LiteSettings, UserClock, UserSettings};
 
 /// TriGolden's own agents: `trigolden-user:…` and `trigolden-lite:…`.
 impl GameAgents for TriGolden {
+    const FAMILIES: &'static [GameFamily] = crate::trigolden::settings::FAMILIES;
+
     fn game_agent(
-        spec: &AgentSpec,
+        spec: &GameSpec,
         name: String,
         _: &NetLoader<'_, TriGolden>,
     ) -> Option<Result<Box<dyn Agent<TriGolden>>, String>> {
-        match spec {
-            AgentSpec::TrigoldenUser(s) => Some(Ok(Box::new(UserAgent::new(s.clone(), name)))),
-            AgentSpec::TrigoldenLite(s) => Some(Ok(Box::new(LiteAgent::new(s.clone(), name)))),
-            _ => None,
+        if let Some(s) = spec.settings::<UserSettings>() {
+            return Some(Ok(Box::new(UserAgent::new(s.clone(), name))));
         }
+        let s = spec.settings::<LiteSettings>()?;
+        Some(Ok(Box::new(LiteAgent::new(s.clone(), name))))
     }
 
     /// `trigolden-user` at `sims` simulations a turn (its other settings the file's).
-    fn user_ai(sims: u64) -> Option<AgentSpec> {
-        Some(AgentSpec::TrigoldenUser(UserSettings { sims: Some(sims), ..UserSettings::default() }))
+    fn user_ai(sims: u64) -> Option<GameSpec> {
+        Some(GameSpec::new(UserSettings { sims: Some(sims), ..UserSettings::default() }))
     }
 
     /// The network once there is a model; until then the user's AI, stronger here than
@@ -110,7 +113,7 @@ impl GameAgents for TriGolden {
             return Self::served_net(time, env);
         }
         let user = UserSettings { clock: UserClock::Turn, ..UserSettings::default() };
-        env.spec_at(&AgentSpec::TrigoldenUser(user), time)
+        env.spec_at(&GameSpec::new(user), time)
     }
 
     /// The network alone (a playout costs milliseconds here) with half the root's priors on
@@ -468,7 +471,7 @@ impl Agent<TriGolden> for UserAgent {
                 let (mut plans, fallback) = Self::root_plans(state);
                 // The clock starts once the board's statistics are done, as in the file (a
                 // minimax that gave up has used its share), or with the turn (`clock=turn`).
-                let whole_turn = tried_minimax || self.settings.clock == crate::agent::UserClock::Turn;
+                let whole_turn = tried_minimax || self.settings.clock == UserClock::Turn;
                 let start = if whole_turn { turn_start } else { Instant::now() };
                 self.fallbacks += u64::from(fallback);
                 assert!(!plans.is_empty(), "a position where the game goes on has a legal turn");
