@@ -32,20 +32,27 @@ pub fn run(args: AgentsArgs) -> Result<()> {
 
 /// The families as terminal text: a heading line each, then one line a key.
 pub fn text(families: &[Family]) -> String {
+    let mut out = rows_text(families, "=");
+    out.push_str(
+        "A spec is the name, then `:` and key=value pairs joined by commas, e.g. banqi-ab:time=300ms,tb=4.\n",
+    );
+    out
+}
+
+/// Tables of keys as terminal text, each key written `name{sep}value`.
+pub fn rows_text(families: &[Family], sep: &str) -> String {
     let mut out = String::new();
     for f in families {
         out.push_str(&format!("{} — {}\n", f.name, f.about));
-        let width = f.keys.iter().map(|k| k.0.chars().count() + k.1.chars().count() + 1).max().unwrap_or(0);
+        let width =
+            f.keys.iter().map(|k| k.0.chars().count() + k.1.chars().count() + sep.len()).max().unwrap_or(0);
         let dwidth = f.keys.iter().map(|k| k.2.chars().count()).max().unwrap_or(0) + "[default ]".len();
         for (name, value, default, help) in &f.keys {
-            let (kv, d) = (format!("{name}={value}"), format!("[default {default}]"));
+            let (kv, d) = (format!("{name}{sep}{value}"), format!("[default {default}]"));
             out.push_str(&format!("  {kv:<width$}  {d:<dwidth$}  {help}\n"));
         }
         out.push('\n');
     }
-    out.push_str(
-        "A spec is the name, then `:` and key=value pairs joined by commas, e.g. banqi-ab:time=300ms,tb=4.\n",
-    );
     out
 }
 

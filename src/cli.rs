@@ -88,6 +88,12 @@ pub enum Command {
     ///
     /// Example: zeroplay agents banqi-ab
     Agents(AgentsArgs),
+    /// List the search settings a config file's tables take (`[selfplay]`, `[leaf]`,
+    /// `[gate]`) with their forms, defaults and what they do: the same declarations the config
+    /// reader and the `mcts:` spec read (docs/settings.md is `--markdown`).
+    ///
+    /// Example: zeroplay settings leaf
+    Settings(SettingsArgs),
     /// Play an agent in the terminal.
     ///
     /// Example: zeroplay play battlenumber --agent mcts:time=1s,eval=rollout
@@ -558,6 +564,16 @@ pub struct AgentsArgs {
     /// One family only (`banqi-ab`, `mcts`, …).
     pub name: Option<String>,
     /// Markdown tables instead of text; without a name, the whole of docs/agents.md.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
+/// `zeroplay settings`.
+#[derive(Debug, Args)]
+pub struct SettingsArgs {
+    /// One table only (`selfplay`, `leaf`, `gate`).
+    pub table: Option<String>,
+    /// Markdown tables instead of text; without a table, the whole of docs/settings.md.
     #[arg(long)]
     pub markdown: bool,
 }

@@ -13,6 +13,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Arena(args) => crate::arena_cmd::run(args),
         Command::Perft(args) => crate::perft_cmd::run(args),
         Command::Agents(args) => crate::agents_cmd::run(args),
+        Command::Settings(args) => crate::settings_cmd::run(args),
         Command::Play(args) => crate::play_cmd::run(args),
         Command::Render(args) => crate::render_cmd::run(args),
         Command::Local(args) => crate::local_cmd::local(args),

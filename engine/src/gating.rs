@@ -51,8 +51,9 @@ impl GateRule {
 
 /// Gating settings (the `[gate]` table of `configs/train.toml`; sent with a candidate to the
 /// coordinator when it schedules the matches).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+///
+/// Its table is read and saved through [`crate::search_settings::GATE_KEYS`].
+#[derive(Clone, Debug, PartialEq)]
 pub struct GateSettings {
     /// The rule.
     pub rule: GateRule,

@@ -61,8 +61,9 @@ impl std::str::FromStr for LeafEvaluator {
 }
 
 /// The leaf recipe: which evaluator, and for a network how its value is made.
-#[derive(Copy, Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
+///
+/// Its table is read and saved through [`crate::search_settings::LEAF_KEYS`].
+#[derive(Copy, Clone, Debug, PartialEq)]
 pub struct LeafSettings {
     /// "net", "rollout" or "uniform".
     pub evaluator: LeafEvaluator,

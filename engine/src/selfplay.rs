@@ -18,8 +18,9 @@ use crate::mcts::{Budget, GumbelConfig, Mcts, MctsConfig};
 use crate::spec::AgentSpec;
 
 /// Self-play settings (the coordinator hands them out with each position).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+///
+/// Its `[selfplay]` table is read and saved through [`crate::search_settings::SELFPLAY_KEYS`].
+#[derive(Clone, Debug, PartialEq)]
 pub struct SelfPlaySettings {
     /// Simulations of a full search (its moves become policy targets).
     pub full_sims: u32,

@@ -18,6 +18,7 @@ use crate::agent::{
 use crate::banqi::tablebase::TableStore;
 use crate::eval::{Evaluator, Rollout, Uniform};
 use crate::kind::GameKind;
+use crate::settings::spec_parts;
 
 /// A parsed agent spec string (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
@@ -62,12 +63,7 @@ impl FromStr for AgentSpec {
             "random" if rest.is_empty() => Ok(AgentSpec::Random),
             "mcts" => {
                 let mut draft = MctsDraft::default();
-                keys::key_values(rest)
-                    .and_then(|kv| {
-                        kv.into_iter().try_for_each(|(k, v)| keys::set(MCTS_KEYS, &mut draft, k, v))
-                    })
-                    .and_then(|()| draft.finish())
-                    .map(AgentSpec::Mcts)
+                keys::read(MCTS_KEYS, &mut draft, rest).and_then(|()| draft.finish()).map(AgentSpec::Mcts)
             }
             _ => match game_families().find(|f| f.answers_to(name)) {
                 Some(family) => family.parse(rest).map(AgentSpec::Game),
@@ -85,7 +81,7 @@ impl fmt::Display for AgentSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AgentSpec::Random => f.write_str("random"),
-            AgentSpec::Mcts(m) => write!(f, "mcts:{}", keys::parts(MCTS_KEYS, &MctsDraft::of(m)).join(",")),
+            AgentSpec::Mcts(m) => write!(f, "mcts:{}", spec_parts(MCTS_KEYS, &MctsDraft::of(m)).join(",")),
             AgentSpec::Game(g) => g.fmt(f),
         }
     }
@@ -232,7 +228,13 @@ mod tests {
         let e = "banqi-ab:time=100ms,lmr=3".parse::<AgentSpec>().unwrap_err();
         assert_eq!(e.reason, "lmr `3`: 1 (one extra ply) or 2 (logarithmic)");
         let e = "banqi-ab:fast=1".parse::<AgentSpec>().unwrap_err();
-        assert_eq!(e.reason, format!("unknown key `fast` (known: {})", keys::names(AB_KEYS)));
+        assert_eq!(
+            e.reason,
+            format!(
+                "unknown key `fast` (known: {})",
+                crate::settings::names(AB_KEYS, crate::settings::Syntax::Spec)
+            )
+        );
         assert!(e.reason.contains("rfp, lmr, reveal"), "{}", e.reason);
         let e = "mcts:speed=2".parse::<AgentSpec>().unwrap_err();
         assert!(e.reason.starts_with("unknown key `speed` (known: sims, time, eval,"), "{}", e.reason);

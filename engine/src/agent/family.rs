@@ -9,15 +9,16 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::keys::{self, Key};
+use super::keys;
 use crate::banqi::tablebase::TableStore;
+use crate::settings::{Row, Setting, Syntax, rows as key_rows, spec_parts};
 
 /// The settings of one agent family of a game, read and written through its key table.
 pub trait FamilyKeys: Clone + PartialEq + fmt::Debug + Default + Send + Sync + 'static {
     /// The family's name, as a spec starts (`banqi-ab`).
     const FAMILY: &'static str;
     /// Its keys, declared once (parsed, printed in this order, listed by `zeroplay agents`).
-    fn keys() -> &'static [Key<Self>];
+    fn keys() -> &'static [Setting<Self>];
     /// Holds the agent to `time` a turn, dropping any other budget (simulations, nodes).
     fn set_time(&mut self, time: Duration);
     /// The network the settings name (`model=`), if the family plays one.
@@ -53,7 +54,7 @@ impl<S: FamilyKeys> Erased for S {
         S::FAMILY
     }
     fn parts(&self) -> Vec<String> {
-        keys::parts(S::keys(), self)
+        spec_parts(S::keys(), self)
     }
     fn clone_box(&self) -> Box<dyn Erased> {
         Box::new(self.clone())
@@ -158,9 +159,6 @@ impl fmt::Display for GameSpec {
     }
 }
 
-/// A key's row for help: `(name, value, default, help)`.
-type KeyRow = (&'static str, &'static str, &'static str, &'static str);
-
 /// One agent family of a game, as its folder declares it in
 /// [`super::GameAgents::FAMILIES`].
 pub struct GameFamily {
@@ -170,7 +168,7 @@ pub struct GameFamily {
     pub aliases: &'static [&'static str],
     /// What the agent is and which game it plays.
     pub about: &'static str,
-    rows: fn() -> Vec<KeyRow>,
+    rows: fn() -> Vec<Row>,
     parse: fn(&str) -> Result<GameSpec, String>,
 }
 
@@ -199,14 +197,12 @@ impl GameFamily {
     }
 }
 
-fn rows<S: FamilyKeys>() -> Vec<KeyRow> {
-    S::keys().iter().map(|k| (k.name, k.value, k.default, k.help)).collect()
+fn rows<S: FamilyKeys>() -> Vec<Row> {
+    key_rows(S::keys(), Syntax::Spec)
 }
 
 fn parse<S: FamilyKeys>(rest: &str) -> Result<GameSpec, String> {
     let mut settings = S::default();
-    for (k, v) in keys::key_values(rest)? {
-        keys::set(S::keys(), &mut settings, k, v)?;
-    }
+    keys::read(S::keys(), &mut settings, rest)?;
     Ok(GameSpec::new(settings))
 }

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use crate::agent::keys::{Key, count, duration, unless, upto};
 use crate::agent::{FamilyKeys, GameFamily};
+use crate::settings::{Setting, Value, count, duration, duration_value, unless, upto};
 
 /// The settings of `trigolden-lite:…` ([`crate::trigolden::lite`]), the cheap simplification of
 /// the user's TriGolden AI (`trigolden-seed:…` is read as the same, its old name).
@@ -100,24 +100,26 @@ macro_rules! turn_budget {
 turn_budget!(UserSettings, LiteSettings);
 
 /// `sims=N` of a [`TurnBudget`].
-const fn sims_key<S: TurnBudget>(help: &'static str) -> Key<S> {
-    Key {
-        name: "sims",
+const fn sims_key<S: TurnBudget>(help: &'static str) -> Setting<S> {
+    Setting {
+        toml: "",
+        spec: "sims",
         value: "N",
         default: "-",
         help,
         set: |s, v| {
-            *s.budget_mut().0 = Some(count("sims", v)?);
+            *s.budget_mut().0 = Some(count(v)?);
             Ok(())
         },
-        get: |s| s.budget().0.map(|n| n.to_string()),
+        get: |s| s.budget().0.map(Value::from_u64),
     }
 }
 
 /// `time=DURATION` of a [`TurnBudget`].
-const fn time_key<S: TurnBudget>(help: &'static str) -> Key<S> {
-    Key {
-        name: "time",
+const fn time_key<S: TurnBudget>(help: &'static str) -> Setting<S> {
+    Setting {
+        toml: "",
+        spec: "time",
         value: "DURATION",
         default: "-",
         help,
@@ -125,19 +127,20 @@ const fn time_key<S: TurnBudget>(help: &'static str) -> Key<S> {
             *s.budget_mut().1 = Some(duration(v)?);
             Ok(())
         },
-        get: |s| s.budget().1.map(|t| format!("{}ms", t.as_millis())),
+        get: |s| s.budget().1.map(duration_value),
     }
 }
 
 /// `minimax=0..28` of a [`TurnBudget`].
-const fn minimax_key<S: TurnBudget>(help: &'static str) -> Key<S> {
-    Key {
-        name: "minimax",
+const fn minimax_key<S: TurnBudget>(help: &'static str) -> Setting<S> {
+    Setting {
+        toml: "",
+        spec: "minimax",
         value: "0..28",
         default: "3",
         help,
         set: |s, v| {
-            *s.budget_mut().2 = upto("minimax", v, 28)? as u8;
+            *s.budget_mut().2 = upto(v, 28)? as u8;
             Ok(())
         },
         get: |s| unless(s.budget().2, S::default().budget().2),
@@ -145,57 +148,61 @@ const fn minimax_key<S: TurnBudget>(help: &'static str) -> Key<S> {
 }
 
 /// The keys of `trigolden-user:…`, declared once.
-pub static USER_KEYS: &[Key<UserSettings>] = &[
+pub static USER_KEYS: &[Setting<UserSettings>] = &[
     sims_key("Simulations per turn (with time, whichever ends first)."),
     time_key("Time per turn; with neither time nor sims, 3 s (the user's default)."),
     minimax_key(
         "Turns left at or below which the breadth-first minimax replaces UCT (the user's n; 0: never).",
     ),
-    Key {
-        name: "nodes",
+    Setting {
+        toml: "",
+        spec: "nodes",
         value: "N",
         default: "20000",
         help: "Most positions the minimax may create before UCT decides (the user's code has no limit).",
         set: |s, v| {
-            s.minimax_nodes = count("nodes", v)?;
+            s.minimax_nodes = count(v)?;
             Ok(())
         },
         get: |s| unless(s.minimax_nodes, UserSettings::default().minimax_nodes),
     },
-    Key {
-        name: "c",
+    Setting {
+        toml: "",
+        spec: "c",
         value: "X",
         default: "1.4142135623730951",
         help: "UCT's exploration constant (the user's MCTS_C, not defined in the file: √2).",
         set: |s, v| {
             s.c = v
+                .text()
                 .parse()
                 .ok()
                 .filter(|c: &f64| c.is_finite() && *c >= 0.0)
-                .ok_or_else(|| format!("c `{v}`: a non-negative number"))?;
+                .ok_or_else(|| format!("`{v}`: a non-negative number"))?;
             Ok(())
         },
         get: |s| unless(s.c, UserSettings::default().c),
     },
-    Key {
-        name: "clock",
+    Setting {
+        toml: "",
+        spec: "clock",
         value: "file|turn",
         default: "file",
         help: "When a turn's clock starts: after the board's statistics as the user's file does, or at once.",
         set: |s, v| {
-            s.clock = match v {
+            s.clock = match &*v.text() {
                 "file" => UserClock::File,
                 "turn" => UserClock::Turn,
-                _ => return Err(format!("clock `{v}`: file or turn")),
+                _ => return Err(format!("`{v}`: file or turn")),
             };
             Ok(())
         },
-        get: |s| (s.clock == UserClock::Turn).then(|| "turn".to_string()),
+        get: |s| (s.clock == UserClock::Turn).then(|| Value::Text("turn".into())),
     },
 ];
 
 /// The keys of `trigolden-lite:…`, declared once.
-pub static LITE_KEYS: &[Key<LiteSettings>] = &[
+pub static LITE_KEYS: &[Setting<LiteSettings>] = &[
     sims_key("Simulations per turn (with time, whichever ends first; neither: 200)."),
     time_key("Time per turn."),
     minimax_key("Turns left at or below which the breadth-first minimax replaces UCT (0: never)."),
@@ -205,7 +212,7 @@ pub static LITE_KEYS: &[Key<LiteSettings>] = &[
 impl FamilyKeys for UserSettings {
     const FAMILY: &'static str = "trigolden-user";
 
-    fn keys() -> &'static [Key<UserSettings>] {
+    fn keys() -> &'static [Setting<UserSettings>] {
         USER_KEYS
     }
 
@@ -218,7 +225,7 @@ impl FamilyKeys for UserSettings {
 impl FamilyKeys for LiteSettings {
     const FAMILY: &'static str = "trigolden-lite";
 
-    fn keys() -> &'static [Key<LiteSettings>] {
+    fn keys() -> &'static [Setting<LiteSettings>] {
         LITE_KEYS
     }
 

@@ -6,9 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::Weights;
-use crate::agent::keys::{self, Key, count, duration, flag, one_of, unless, upto};
 use crate::agent::{FamilyKeys, GameFamily};
 use crate::banqi::tablebase::TableStore;
+use crate::settings::{
+    self, Setting, Syntax, Value, count, duration, duration_value, flag, one_of, spec_parts, unless, upto,
+};
 
 /// The settings of `banqi-ab:…` ([`crate::banqi::ab`], Banqi's expectiminimax searcher).
 #[derive(Clone, Debug, PartialEq)]
@@ -125,9 +127,9 @@ impl AbSettings {
     /// A value that is not [`Weights::LEN`] integers in their ranges.
     pub fn set_weights(&mut self, v: &str) -> Result<(), String> {
         let list: Option<Vec<i32>> = v.split('/').map(|x| x.parse().ok()).collect();
-        self.weights = list.and_then(|l| Weights::from_list(&l)).ok_or_else(|| {
-            format!("weights `{v}`: {} integers joined by `/` ({})", Weights::LEN, Weights::RANGES)
-        })?;
+        self.weights = list
+            .and_then(|l| Weights::from_list(&l))
+            .ok_or_else(|| format!("`{v}`: {} integers joined by `/` ({})", Weights::LEN, Weights::RANGES))?;
         Ok(())
     }
 
@@ -142,12 +144,12 @@ impl AbSettings {
     /// # Errors
     /// An unknown key or a bad value, described.
     pub fn set_key(&mut self, k: &str, v: &str) -> Result<(), String> {
-        keys::set(AB_KEYS, self, k, v)
+        settings::set(AB_KEYS, Syntax::Spec, self, k, &Value::Text(v.into()))
     }
 
     /// The `key=value` parts of this agent's spec, the defaults left out ([`AB_KEYS`]'s order).
     pub fn spec_parts(&self) -> Vec<String> {
-        keys::parts(AB_KEYS, self)
+        spec_parts(AB_KEYS, self)
     }
 
     /// The contempt in force: `contempt=`, else 40 with `search=2` and 0 with `search=1`.
@@ -166,9 +168,10 @@ impl AbSettings {
 
 /// The keys of `banqi-ab:…`, declared once: parsed, printed (in this order), listed by
 /// `zeroplay agents` and named by an unknown key's error from here.
-pub static AB_KEYS: &[Key<AbSettings>] = &[
-    Key {
-        name: "time",
+pub static AB_KEYS: &[Setting<AbSettings>] = &[
+    Setting {
+        toml: "",
+        spec: "time",
         value: "DURATION",
         default: "-",
         help: "Time per move (`300ms`, `1.5s`); with neither time nor nodes, 300 ms.",
@@ -176,169 +179,184 @@ pub static AB_KEYS: &[Key<AbSettings>] = &[
             s.time = Some(duration(v)?);
             Ok(())
         },
-        get: |s| s.time.map(|t| format!("{}ms", t.as_millis())),
+        get: |s| s.time.map(duration_value),
     },
-    Key {
-        name: "nodes",
+    Setting {
+        toml: "",
+        spec: "nodes",
         value: "N",
         default: "-",
         help: "Nodes per move (with time, whichever ends first); a node budget makes the search deterministic.",
         set: |s, v| {
-            s.nodes = Some(count("nodes", v)?);
+            s.nodes = Some(count(v)?);
             Ok(())
         },
-        get: |s| s.nodes.map(|n| n.to_string()),
+        get: |s| s.nodes.map(Value::from_u64),
     },
-    Key {
-        name: "depth",
+    Setting {
+        toml: "",
+        spec: "depth",
         value: "N",
         default: "64",
         help: "Deepest iteration, in plies (at most 100).",
         set: |s, v| {
-            s.depth = count("depth", v)?.min(100) as u8;
+            s.depth = count(v)?.min(100) as u8;
             Ok(())
         },
         get: |s| unless(s.depth, AbSettings::default().depth),
     },
-    Key {
-        name: "tt",
+    Setting {
+        toml: "",
+        spec: "tt",
         value: "MIB",
         default: "16",
         help: "Transposition table size in MiB (rounded down to a power of two entries).",
         set: |s, v| {
-            s.tt_mib = count("tt", v)?.min(4096) as u32;
+            s.tt_mib = count(v)?.min(4096) as u32;
             Ok(())
         },
         get: |s| unless(s.tt_mib, AbSettings::default().tt_mib),
     },
-    Key {
-        name: "flips",
+    Setting {
+        toml: "",
+        spec: "flips",
         value: "N",
         default: "4",
         help: "Flips next to a face-up piece searched below the root (most neighbours first).",
         set: |s, v| {
-            s.near_flips = count("flips", v)?.min(32) as u8;
+            s.near_flips = count(v)?.min(32) as u8;
             Ok(())
         },
         get: |s| unless(s.near_flips, AbSettings::default().near_flips),
     },
-    Key {
-        name: "flip_depth",
+    Setting {
+        toml: "",
+        spec: "flip_depth",
         value: "N",
         default: "4",
         help: "Remaining depth from which a node below the root searches flips (ebfbbd8: 2).",
         set: |s, v| {
-            s.flip_depth = count("flip_depth", v)?.min(64) as u8;
+            s.flip_depth = count(v)?.min(64) as u8;
             Ok(())
         },
         get: |s| unless(s.flip_depth, AbSettings::default().flip_depth),
     },
-    Key {
-        name: "tb",
+    Setting {
+        toml: "",
+        spec: "tb",
         value: "0..8",
         default: "5",
         help: "Endgame tables for boards with nothing face down and at most this many pieces (0: none).",
         set: |s, v| {
-            s.tablebase = upto("tb", v, 8)? as u8;
+            s.tablebase = upto(v, 8)? as u8;
             Ok(())
         },
         get: |s| unless(s.tablebase, AbSettings::default().tablebase),
     },
-    Key {
-        name: "rfp",
+    Setting {
+        toml: "",
+        spec: "rfp",
         value: "0..1000",
         default: "0",
         help: "Reverse futility pruning's margin per ply within 3 plies of the horizon (0: off).",
         set: |s, v| {
-            s.rfp = upto("rfp", v, 1_000)? as u16;
+            s.rfp = upto(v, 1_000)? as u16;
             Ok(())
         },
         get: |s| unless(s.rfp, AbSettings::default().rfp),
     },
-    Key {
-        name: "lmr",
+    Setting {
+        toml: "",
+        spec: "lmr",
         value: "1|2",
         default: "1",
         help: "Late-move reductions: 1, one extra ply for late quiet moves; 2, ln(depth)·ln(index)/2 plies.",
         set: |s, v| {
-            s.lmr = one_of("lmr", v, &[(1, "one extra ply"), (2, "logarithmic")])?;
+            s.lmr = one_of(v, &[(1, "one extra ply"), (2, "logarithmic")])?;
             Ok(())
         },
         get: |s| unless(s.lmr, AbSettings::default().lmr),
     },
-    Key {
-        name: "reveal",
+    Setting {
+        toml: "",
+        spec: "reveal",
         value: "0..4",
         default: "0",
         help: "Extra plies a flip's reveals lose below the root.",
         set: |s, v| {
-            s.reveal = upto("reveal", v, 4)? as u8;
+            s.reveal = upto(v, 4)? as u8;
             Ok(())
         },
         get: |s| unless(s.reveal, AbSettings::default().reveal),
     },
-    Key {
-        name: "weights",
+    Setting {
+        toml: "",
+        spec: "weights",
         value: "W/W/…",
         default: "-",
         help: "The handcrafted evaluation's weights, `/`-separated, as `zeroplay tune` prints them.",
-        set: |s, v| s.set_weights(v),
-        get: |s| s.weights_text(),
+        set: |s, v| s.set_weights(&v.text()),
+        get: |s| s.weights_text().map(Value::Text),
     },
-    Key {
-        name: "model",
+    Setting {
+        toml: "",
+        spec: "model",
         value: "PATH|served",
         default: "-",
         help: "A one-layer value network valuing the leaves instead of the evaluation; `served`: the program's newest.",
-        set: |s, v| match v {
-            "" => Err("model ``: a model file's path, or `served`".into()),
-            _ => {
-                s.model = Some(v.to_string());
+        set: |s, v| match &*v.text() {
+            "" => Err("``: a model file's path, or `served`".into()),
+            path => {
+                s.model = Some(path.to_string());
                 Ok(())
             }
         },
-        get: |s| s.model.clone(),
+        get: |s| s.model.clone().map(Value::Text),
     },
-    Key {
-        name: "search",
+    Setting {
+        toml: "",
+        spec: "search",
         value: "1|2",
         default: "1",
         help: "1: plain alpha-beta; 2: adds PVS, aspiration windows, null move and contempt 40.",
         set: |s, v| {
-            s.search = one_of("search", v, &[(1, "plain alpha-beta"), (2, "PVS, aspiration, null move")])?;
+            s.search = one_of(v, &[(1, "plain alpha-beta"), (2, "PVS, aspiration, null move")])?;
             Ok(())
         },
         get: |s| unless(s.search, AbSettings::default().search),
     },
-    Key {
-        name: "null",
+    Setting {
+        toml: "",
+        spec: "null",
         value: "0|1",
         default: "1",
         help: "Null-move pruning in search=2 while face-down pieces remain.",
         set: |s, v| {
-            s.null_move = flag("null", v)?;
+            s.null_move = flag(v)?;
             Ok(())
         },
         get: |s| unless(u8::from(s.null_move), u8::from(AbSettings::default().null_move)),
     },
-    Key {
-        name: "contempt",
+    Setting {
+        toml: "",
+        spec: "contempt",
         value: "0..1000",
         default: "-",
         help: "A draw's cost for a side well ahead (a pawn is about 40); unset: 40 with search=2, else 0.",
         set: |s, v| {
-            s.contempt = Some(upto("contempt", v, 1_000)? as u16);
+            s.contempt = Some(upto(v, 1_000)? as u16);
             Ok(())
         },
-        get: |s| s.contempt.map(|c| c.to_string()),
+        get: |s| s.contempt.map(|c| Value::from_u64(c.into())),
     },
-    Key {
-        name: "rep",
+    Setting {
+        toml: "",
+        spec: "rep",
         value: "0|1",
         default: "1",
         help: "A position seen before scores as a draw below the root.",
         set: |s, v| {
-            s.repetition = flag("rep", v)?;
+            s.repetition = flag(v)?;
             Ok(())
         },
         get: |s| unless(u8::from(s.repetition), u8::from(AbSettings::default().repetition)),
@@ -349,7 +367,7 @@ pub static AB_KEYS: &[Key<AbSettings>] = &[
 impl FamilyKeys for AbSettings {
     const FAMILY: &'static str = "banqi-ab";
 
-    fn keys() -> &'static [Key<AbSettings>] {
+    fn keys() -> &'static [Setting<AbSettings>] {
         AB_KEYS
     }
 
