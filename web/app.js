@@ -13,10 +13,10 @@ const I18N = {
     you: 'You', ai: 'AI', to_move: '{who} to move', wins: '{who} wins', draw: 'Draw', thinking: 'AI is thinking…',
     seat_first: 'First', seat_second: 'Second', score: 'Score (first seat): {s}', placement: 'placement',
     extraction: 'extraction', hand: 'hand', choose_piece: 'Choose a piece:', pick_shape: 'Choose a piece, then a target piece, then a ghost.',
-    progress: '{sims} simulations · {nodes} nodes · depth {depth} · {ms} ms · best {best} · value {value}',
+    progress: 'thinking… {s} s, {n} positions, best: {best}',
     replay: 'Replay: move {at} of {n}', model: 'model v{v}', no_model: 'rollout AI (no model yet)', decisive: ' (no legal move)',
     mirror: 'mirror', stock: 'left', points: 'Points: first {a}, second {b}',
-    stop_ai: 'Stop the AI', ai_stopped: 'The AI was stopped: you play both seats.', last_search: 'AI searched {ms} ms: {line}',
+    stop_ai: 'Stop the AI', ai_stopped: 'The AI was stopped: you play both seats.', last_search: 'The AI searched {s} s, {n} positions; best: {best}.',
     not_yet: 'The AI has not moved yet.', both: 'both (watch)',
     second_piece: 'Second piece of your turn.', placements: 'Placements:',
     bq_legend: 'G general, A advisor, E elephant, R chariot, H horse, C cannon, S soldier; upper case red, lower case black',
@@ -48,10 +48,10 @@ const I18N = {
     you: '你', ai: '電腦', to_move: '輪到{who}', wins: '{who}勝', draw: '和局', thinking: '電腦思考中…',
     seat_first: '先手', seat_second: '後手', score: '比分（先手）：{s}', placement: '佈子',
     extraction: '提子', hand: '手上', choose_piece: '選擇棋子：', pick_shape: '先選棋子，再點目標棋子，再點虛影。',
-    progress: '模擬 {sims} · 節點 {nodes} · 深度 {depth} · {ms} 毫秒 · 最佳 {best} · 評估 {value}',
+    progress: '思考中… {s} 秒，{n} 個局面，最佳：{best}',
     replay: '重播：第 {at} / {n} 步', model: '模型 v{v}', no_model: '隨機模擬（尚無模型）', decisive: '（無子可下）',
     mirror: '鏡像', stock: '剩', points: '分數：先手 {a}，後手 {b}',
-    stop_ai: '停止電腦', ai_stopped: '電腦已停止：兩方都由你下。', last_search: '電腦思考 {ms} 毫秒：{line}',
+    stop_ai: '停止電腦', ai_stopped: '電腦已停止：兩方都由你下。', last_search: '電腦思考了 {s} 秒，{n} 個局面；最佳：{best}。',
     not_yet: '電腦尚未走棋。', both: '雙方（觀戰）',
     second_piece: '本回合的第二枚棋子。', placements: '位置：',
     bq_legend: '', no_model_trigolden: '設計者的電腦（尚無模型）', no_model_banqi: 'α-β 搜尋（尚無模型）',
@@ -179,7 +179,8 @@ async function newGame(replayToken, at) {
     app.paused = false;
     if (app.match && !replayToken) app.match.ids.push(v.id);
     $('replay-box').hidden = true;
-    if (location.pathname !== '/') history.pushState(null, '', '/');
+    if (!replayToken) rememberChoice(game);
+    else if (location.pathname !== '/') history.pushState(null, '', '/');
     setView(v);
     showSearch(null);
     await maybeAi();
@@ -267,10 +268,19 @@ async function aiMove() {
   }
 }
 
+// A search as a player reads it: seconds, positions looked at, and the move it prefers in
+// words (of the position searched, which is still the one on screen).
+function searchWords(p, ms) {
+  const n = Math.max(p.nodes || 0, p.sims || 0);
+  return {
+    s: ((ms === undefined ? p.elapsed_ms : ms) / 1000).toFixed(1),
+    n: n.toLocaleString(lang === 'zh' ? 'zh-TW' : 'en-US'),
+    best: p.best && app.view ? describeClick(app.view, p.best) : '–',
+  };
+}
+
 function progressLine(p) {
-  return t('progress', {
-    sims: p.sims, nodes: p.nodes, depth: p.depth, ms: p.elapsed_ms, best: p.best || '–', value: p.value.toFixed(2),
-  });
+  return t('progress', searchWords(p));
 }
 
 function showProgress(p) {
@@ -283,7 +293,7 @@ function showSearch(p, ms) {
   app.lastSearch = p ? { p, ms } : null;
   const waiting = app.view && app.view.ai_seat ? t('not_yet') : '';
   // A forced turn (one legal click each time) has no search to report.
-  $('think-text').textContent = !p ? waiting : p.forced ? t('forced', { ms }) : t('last_search', { ms, line: progressLine(p) });
+  $('think-text').textContent = !p ? waiting : p.forced ? t('forced', { ms }) : t('last_search', searchWords(p, ms));
 }
 
 // Stops a thinking AI: its seat becomes a person's (the server drops the search's move).
@@ -429,9 +439,10 @@ async function askArbitration(auto) {
 async function applySettings(body) {
   if (!app.id || app.replay) return;
   const gen = app.gen;
+  let req = null;
   try {
     if (body.ai_seat !== undefined && app.abort) { app.abort.abort(); app.abort = null; }
-    const req = api('POST', '/api/games/' + app.id + '/settings', body);
+    req = api('POST', '/api/games/' + app.id + '/settings', body);
     app.settling = req;
     const v = await req;
     if (gen !== app.gen) return;
@@ -442,7 +453,11 @@ async function applySettings(body) {
     app.busy = false;
     setView(v);
     await maybeAi();
-  } catch (e) { if (gen === app.gen) showError(e); }
+  } catch (e) {
+    if (gen === app.gen) showError(e);
+  } finally {
+    if (app.settling === req) app.settling = null;
+  }
 }
 
 async function sendClick(action) {
@@ -466,7 +481,10 @@ async function undoRedo(which) {
   const gen = app.gen;
   try {
     const v = await api('POST', '/api/games/' + app.id + '/' + which);
-    if (gen === app.gen) setView(v);
+    if (gen !== app.gen) return;
+    // The last search's line would name a move that is gone.
+    if (app.lastSearch) { app.lastSearch = null; $('think-text').textContent = ''; }
+    setView(v);
   } catch (e) { if (gen === app.gen) showError(e); }
 }
 
@@ -737,6 +755,29 @@ function drawModule(v, mod) {
   $('scores').textContent = '';
   svg.setAttribute('viewBox', mod.viewBox);
   mod.draw(v, svg, KIT);
+}
+
+// The chosen game (and TriGolden's scoring) goes into the address, to be shared or bookmarked,
+// and is remembered for the next visit.
+function rememberChoice(game) {
+  const q = new URLSearchParams({ game });
+  if (game === 'trigolden') q.set('scoring', $('scoring').value);
+  const want = '/?' + q;
+  if (location.pathname + location.search !== want) {
+    history[location.pathname === '/' ? 'replaceState' : 'pushState'](null, '', want);
+  }
+  try { localStorage.setItem('zeroplay-choice', q.toString()); } catch (e) { /* private mode */ }
+}
+
+// The game (and options) to open: the address's, else the last visit's, else the menu's own.
+function restoreChoice() {
+  let saved = null;
+  try { saved = localStorage.getItem('zeroplay-choice'); } catch (e) { /* private mode */ }
+  const here = new URLSearchParams(location.search);
+  const q = here.has('game') ? here : new URLSearchParams(saved || '');
+  const has = (sel, v) => !!v && [...$(sel).options].some((o) => o.value === v);
+  if (has('game', q.get('game'))) $('game').value = q.get('game');
+  if (has('scoring', q.get('scoring'))) $('scoring').value = q.get('scoring');
 }
 
 // Loads the board module of every game the server hosts that this page does not draw itself,
@@ -1271,9 +1312,11 @@ async function init() {
   setupKeys();
   applyLang();
   const m = location.pathname.match(/^\/replay\/([A-Za-z0-9_-]+)$/);
-  showScoring();
-  // A replay of a game drawn by a module needs the module first.
+  // A replay of a game drawn by a module needs the module first, and so does a remembered
+  // game drawn by one.
   await loadBoards();
+  if (!m) restoreChoice();
+  showScoring();
   if (m) openReplay(m[1]); else newGame();
 }
 

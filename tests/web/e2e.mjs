@@ -60,7 +60,9 @@ try {
   const status = await page.textContent('#status');
   if (!/wins|Draw/.test(status)) fail('no result shown: ' + status);
   if (await page.$('#thinking.active')) fail('the thinking box still says the AI thinks');
-  if (!/searched|思考/.test(await page.textContent('#think-text'))) fail('the last search line is not kept');
+  const kept = await page.textContent('#think-text');
+  if (!/searched|思考/.test(kept)) fail('the last search line is not kept');
+  if (/[A-Z]\dr\d|depth|simulations/.test(kept)) fail('the last search line speaks in codes: ' + kept);
   await page.screenshot({ path: out + '/battlenumber-end.png' });
   console.log(`battlenumber: ${end.ply} clicks, ${clicks} by the page; ${status}`);
 
@@ -161,7 +163,8 @@ try {
   const undoAt = await page.$eval('#undo', (e) => e.getBoundingClientRect().top);
   await page.selectOption('#ai-seat', 'first');
   await page.waitForSelector('#thinking.active');
-  await page.waitForFunction(() => /simulations|模擬/.test(document.getElementById('think-text').textContent));
+  // The AI's status reads as words: seconds, positions, the move it prefers (no developer codes).
+  await page.waitForFunction(() => /thinking… \d+\.\d s, [\d,]+ positions, best: /.test(document.getElementById('think-text').textContent));
   if (!(await page.$eval('#undo', (e) => e.disabled))) fail('undo is live while the AI thinks');
   if (!(await page.$('body.ai-turn'))) fail('the page does not show that it is the AI\'s turn');
   if ((await page.$$('#board rect.sq.legal')).length) fail('squares are offered while the AI thinks');
@@ -402,10 +405,42 @@ try {
     fail('the SVG caption: ' + (svgText.match(/<text[^>]*font-size="16"[^>]*>[^<]*/g) || []).join(' | '));
   }
   if (!/^BraceTheTriGolden_\d{8}_\d{6}\.svg$/.test(download.suggestedFilename())) fail('SVG file name: ' + download.suggestedFilename());
+  // The designer's toolbar: download left of rotate, rotate (two opposite arcs) last.
+  const bar = await page.$$eval('#board-tools button, #board-tools .button', (els) => els
+    .map((e) => ({ id: e.id, r: e.getBoundingClientRect(), arcs: e.querySelectorAll('path[d*="a8"]').length }))
+    .filter((e) => e.r.width > 0)
+    .map((e) => ({ id: e.id, left: e.r.left, right: e.r.right, top: e.r.top, arcs: e.arcs })));
+  const [dl, rot] = bar.slice(-2);
+  if (!(dl && rot && dl.id === 'svg' && rot.id === 'rotate' && dl.right <= rot.left && dl.top === rot.top)) {
+    fail('toolbar order: ' + JSON.stringify(bar));
+  }
+  if (rot.arcs !== 2) fail('the rotate icon is not two arcs: ' + JSON.stringify(rot));
+  // On a phone every toolbar control is a 44 px touch target, and the toolbar covers no board.
+  const small = await page.$$eval('#board-tools button, #board-tools .button', (els) => els
+    .map((e) => [e.id || e.textContent.trim(), e.getBoundingClientRect()])
+    .filter(([, r]) => r.width > 0 && (r.width < 44 || r.height < 44))
+    .map(([id, r]) => `${id} ${Math.round(r.width)}×${Math.round(r.height)}`));
+  if (small.length) fail('phone toolbar targets under 44 px: ' + small.join(', '));
+  const boardBottom = await page.$eval('#board', (e) => e.getBoundingClientRect().bottom);
+  const toolsTop = await page.$eval('#board-tools', (e) => e.getBoundingClientRect().top);
+  if (toolsTop < boardBottom - 1) fail(`the phone toolbar covers the board (${toolsTop} < ${boardBottom})`);
   await page.selectOption('#game', 'battlenumber');
   await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'battlenumber');
   await idle();
   await page.screenshot({ path: out + '/battlenumber-zh-phone.png', fullPage: true });
+  // The chosen game and options are in the address and remembered for the next visit.
+  if (!page.url().endsWith('/?game=battlenumber')) fail('the address does not name the game: ' + page.url());
+  await page.goto(url + '?game=trigolden&scoring=same-owner');
+  await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'trigolden');
+  if ((await page.inputValue('#scoring')) !== 'same-owner') fail('the address\'s scoring was not chosen');
+  await idle();
+  await page.goto(url);
+  await page.waitForFunction(() => window.zeroplay.view());
+  const back = await view();
+  if (back.game !== 'trigolden' || (await page.inputValue('#scoring')) !== 'same-owner' || !page.url().includes('scoring=same-owner')) {
+    fail('the last visit\'s game was not remembered: ' + back.game + ' ' + page.url());
+  }
+  await idle();
   await page.click('#lang');
   if (errors.length) fail('page errors: ' + errors.join('; '));
   console.log('e2e ok');

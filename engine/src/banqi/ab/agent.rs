@@ -1,10 +1,10 @@
 //! `banqi-ab` as an [`Agent`]: the searcher kept across a game's moves, and Banqi's
 //! [`GameAgents`] (the spec it builds, the user's-AI stand-in for gating).
 
-use super::{AbSettings, Action, Banqi, Searcher, WIN_BOUND};
-use crate::Rng;
 use std::time::Duration;
 
+use super::{AbSettings, Action, Banqi, Searcher, WIN_BOUND};
+use crate::Rng;
 use crate::agent::{Agent, GameAgents, GameFamily, GameSpec, NetLoader, SERVED_MODEL, ServeEnv};
 use crate::leaf::LeafSettings;
 use crate::mcts::Progress;
@@ -75,16 +75,6 @@ impl AbAgent {
     /// its spec with a network loader for that).
     pub fn new(settings: AbSettings, name: String) -> AbAgent {
         AbAgent { name, searcher: Searcher::new(settings) }
-    }
-
-    /// An agent whose leaves `leaf` values (a network already loaded: the play server's
-    /// served model), as [`Searcher::with_leaf`].
-    pub fn with_leaf(
-        settings: AbSettings,
-        name: String,
-        leaf: std::sync::Arc<dyn crate::Evaluator<Banqi>>,
-    ) -> AbAgent {
-        AbAgent { name, searcher: Searcher::with_leaf(settings, Some(leaf)) }
     }
 }
 
