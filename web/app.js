@@ -6,7 +6,8 @@ const I18N = {
   en: {
     title: 'zeroplay', game: 'Game', battlenumber: 'Battle Number (拚數棋)', trigolden: 'TriGolden (頂鑫棋)', banqi: 'Banqi (暗棋)',
     red: 'red', black: 'black', no_colours: 'colours not yet drawn', face_down: 'face down', quiet: '{n} quiet plies (60 draw)',
-    ai_plays: 'AI plays', first: 'first', second: 'second', nobody: 'nobody', ai_time: 'AI time per move',
+    ai_plays: 'AI plays', first: 'first', second: 'second', nobody: 'nobody', ai_time: 'AI level (time per move)',
+    level_300: 'Easy', level_1000: 'Normal', level_3000: 'Hard', level_10000: 'Expert', sound: 'Sound on or off',
     scoring: 'Scoring', bracer: 'bracer (頂棋)', trigolden_mode: 'TriGolden piece (鑫棋)', same_owner: 'same owner',
     new_game: 'New game', undo: 'Undo', redo: 'Redo', ai_move: 'AI move', download_svg: 'Download SVG',
     take_over: 'Take over from here', replay_link: 'Replay link', history: 'Moves', fit: 'fit',
@@ -41,7 +42,8 @@ const I18N = {
   zh: {
     title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋', banqi: '暗棋',
     red: '紅', black: '黑', no_colours: '尚未翻出顏色', face_down: '未翻', quiet: '{n} 步未吃未翻（60 和）',
-    ai_plays: '電腦執', first: '先手', second: '後手', nobody: '不下', ai_time: '電腦每步時間',
+    ai_plays: '電腦執', first: '先手', second: '後手', nobody: '不下', ai_time: '電腦難度（每步時間）',
+    level_300: '簡單', level_1000: '普通', level_3000: '困難', level_10000: '高手', sound: '聲音開關',
     scoring: '計分', bracer: '頂棋', trigolden_mode: '鑫棋', same_owner: '同主',
     new_game: '新局', undo: '悔棋', redo: '重做', ai_move: '電腦走', download_svg: '下載 SVG',
     take_over: '從此接手', replay_link: '重播連結', history: '棋譜', fit: '全圖',
@@ -103,6 +105,7 @@ const app = {
   bq: { from: null },  // Banqi: the square of the piece chosen to move
   angle: 0,          // the view's rotation in whole degrees (the engine keeps its own frame)
   facing: false,     // turned round for two people face to face (the rotate button)
+  sounds: [],        // the sounds played, in order (read by the browser tests)
   paused: false,     // AI vs AI: paused between turns
   hint: null,        // {key, data}: the last hint, drawn while the position is the same
   match: null,       // a two-game match: {names, seats, results, ids}
@@ -516,9 +519,59 @@ async function replayStep(i) {
     can_undo: false, can_redo: false, ply: at }, d.state));
 }
 
+// ---------------------------------------------------------------- sound
+
+// Placement and capture sounds, synthesised (no sound files), as the public Banqi page has
+// them; off with the 🔊 button, remembered. `app.sounds` counts what was played (for tests).
+const SOUND = { on: localStorage.getItem('zeroplay-sound') !== 'off', ctx: null };
+
+function playSound(kind) {
+  if (!SOUND.on) return;
+  app.sounds.push(kind);
+  try {
+    SOUND.ctx = SOUND.ctx || new AudioContext();
+    const ctx = SOUND.ctx, now = ctx.currentTime;
+    const osc = ctx.createOscillator(), gain = ctx.createGain();
+    // A placement is a short high tick; a capture a lower, longer knock.
+    const [freq, len] = kind === 'capture' ? [180, 0.18] : [660, 0.07];
+    osc.type = kind === 'capture' ? 'triangle' : 'sine';
+    osc.frequency.setValueAtTime(freq, now);
+    osc.frequency.exponentialRampToValueAtTime(freq * 0.6, now + len);
+    gain.gain.setValueAtTime(0.25, now);
+    gain.gain.exponentialRampToValueAtTime(0.001, now + len);
+    osc.connect(gain).connect(ctx.destination);
+    osc.start(now); osc.stop(now + len);
+  } catch (e) { /* no audio here: silence */ }
+}
+
+// The sound of a step forward from `old` to `v` in the same game (a click, or a turn of a
+// few): a capture where Banqi's pieces left the board, else a placement or move; nothing for
+// an undo, a replay or a new game.
+function soundFor(old, v) {
+  if (!old || !v || old.game !== v.game || app.replay || !(v.ply > old.ply && v.ply <= old.ply + 4)) return;
+  const count = (b) => (b && Array.isArray(b.squares) ? b.squares.filter((x) => x !== null && x !== undefined).length : 0);
+  playSound(v.game === 'banqi' && count(v.board) < count(old.board) ? 'capture' : 'place');
+}
+
+// A speaker with waves, or crossed out when muted (drawn: emoji fonts are not everywhere).
+function showSoundIcon() {
+  const waves = SOUND.on ? '<path d="M15 9a4 4 0 0 1 0 6M17.5 6.5a7.5 7.5 0 0 1 0 11"/>' : '<path d="M15 9l6 6M21 9l-6 6"/>';
+  $('sound').firstElementChild.innerHTML = '<svg class="icon" viewBox="0 0 24 24" fill="none" stroke="currentColor" ' +
+    'stroke-width="2"><path d="M4 9h4l5-4v14l-5-4H4z" fill="currentColor"/>' + waves + '</svg>';
+}
+
+function toggleSound() {
+  SOUND.on = !SOUND.on;
+  localStorage.setItem('zeroplay-sound', SOUND.on ? 'on' : 'off');
+  $('sound').setAttribute('aria-pressed', String(SOUND.on));
+  showSoundIcon();
+  if (SOUND.on) playSound('place');
+}
+
 // ---------------------------------------------------------------- drawing
 
 function setView(v) {
+  soundFor(app.view, v);
   app.view = v;
   // A previewed TriGolden placement lasts while it is still a legal click of this position.
   if (app.tg.preview && !(humanTurn(v) && v.legal.some((l) => l.action === app.tg.preview))) app.tg.preview = null;
@@ -589,7 +642,7 @@ function drawTrackers(v) {
     } else if (v.game === 'battlenumber') {
       const sc = i === 0 ? b.score_first : -b.score_first;
       parts.push(t('score', { s: (sc > 0 ? '+' : '') + sc }).replace(/ *\(.*\)/, '').replace(/（.*）/, ''));
-      parts.push(t('hand_left', { h: b.hands[i].join('/') }));
+      parts.push(t('hand_left', { h: handWords(b, b.hands[i]) }));
     } else if (v.game === 'banqi') {
       const c = b.colours[i];
       colour = c === 'red' ? '#b3261e' : c === 'black' ? '#1d1d1d' : '#8a6a3c';
@@ -605,6 +658,14 @@ function drawTrackers(v) {
     box.classList.toggle('active', !v.outcome && v.to_move === seat);
     box.dataset.seat = seat;
   }
+}
+
+// A Battle Number hand with its kinds named: `S1×5 D2×4 …` (in Chinese, the kinds' names).
+function handWords(b, hand) {
+  return hand.map((n, j) => {
+    const k = (b.kinds || [])[j];
+    return (k ? (lang === 'zh' ? k.chinese : k.code) : '?') + '×' + n;
+  }).join(' ');
 }
 
 // A click as people read it (move lists, hints).
@@ -878,7 +939,7 @@ function drawBattleNumber(v) {
   // Scores and hands
   const s = b.score_first;
   $('scores').textContent = t('score', { s: (s > 0 ? '+' : '') + s }) + ' · ' + t(b.phase) +
-    ' · ' + t('hand') + ': ' + b.hands.map((h, i) => (i ? t('seat_second') : t('seat_first')) + ' ' + h.join('/')).join(', ');
+    ' · ' + t('hand') + ': ' + b.hands.map((h, i) => (i ? t('seat_second') : t('seat_first')) + ' ' + handWords(b, h)).join(', ');
   // Piece palette: the legal piece clicks after a square is chosen.
   const pal = $('palette');
   pal.innerHTML = '';
@@ -1275,12 +1336,19 @@ function applyLang() {
   for (const o of document.querySelectorAll('option[data-title-en]')) {
     o.textContent = lang === 'zh' ? o.dataset.titleZh : o.dataset.titleEn + ' (' + o.dataset.titleZh + ')';
   }
+  // Difficulty by name, with the time per move it means.
+  for (const o of document.querySelectorAll('#ai-ms option, #ai-ms-second option')) {
+    o.textContent = t('level_' + o.value) + ' · ' + Number(o.value) / 1000 + (lang === 'zh' ? ' 秒' : ' s');
+  }
   drawMatch();
   if (app.view) setView(app.view);
 }
 
 async function init() {
   $('lang').addEventListener('click', () => { lang = lang === 'zh' ? 'en' : 'zh'; localStorage.setItem('zeroplay-lang', lang); applyLang(); });
+  $('sound').addEventListener('click', () => toggleSound());
+  $('sound').setAttribute('aria-pressed', String(SOUND.on));
+  showSoundIcon();
   const showScoring = () => { $('scoring-box').hidden = $('game').value !== 'trigolden'; };
   // Choosing another game (or TriGolden's scoring) starts it; the AI's seat and time apply
   // to the game on screen.
@@ -1325,6 +1393,7 @@ init();
 // For the browser tests: whether the page waits on nothing (no request, no AI turn due).
 window.zeroplay = {
   view: () => app.view && Object.assign({ id: app.id }, app.view),
+  sounds: () => app.sounds.slice(),
   // Deletes the game on screen on the server (with its secret), as a page left for another.
   drop: () => (app.id ? api('DELETE', '/api/games/' + app.id).then(() => 0, () => 0) : 0),
   idle: () => !app.busy && !!app.view &&

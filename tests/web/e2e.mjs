@@ -53,7 +53,12 @@ try {
     if (clicks === 6) await page.screenshot({ path: out + '/battlenumber-placement.png' });
   }
   const end = await view();
-  // The AI's last turn is outlined on its squares; the board has its coordinates.
+  // Every step forward made a placement sound (synthesised; the page counts what it played).
+  const played = await page.evaluate(() => window.zeroplay.sounds());
+  if (!(played.length >= clicks / 2 && played.every((k) => k === 'place'))) fail('sounds: ' + played.length + ' for ' + clicks + ' clicks');
+  // Battle Number's hands name their kinds.
+  const hand = await page.textContent('#tracker-first');
+  if (!/S1×\d D2×\d C2×\d T3×\d X0×\d/.test(hand)) fail('the hand has no kind labels: ' + hand);
   if ((await page.$$('#board rect.lastmove')).length < 1) fail('Battle Number: the last move is not marked');
   const coords = await page.$$eval('#board text.coord', (e) => e.map((x) => x.textContent).join(''));
   if (coords !== 'abcdefg0123456') fail('Battle Number coordinates: ' + coords);
@@ -95,9 +100,15 @@ try {
   await page.selectOption('#ai-seat', 'none');
   await page.click('#new');
   await idle();
+  // Muted (the 🔊 button, remembered), a move makes no sound.
+  await page.click('#sound');
+  if ((await page.getAttribute('#sound', 'aria-pressed')) !== 'false') fail('the sound button does not mute');
+  const heard = (await page.evaluate(() => window.zeroplay.sounds())).length;
   await page.focus('#board rect.sq.legal');
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => window.zeroplay.view().ply === 1);
+  if ((await page.evaluate(() => window.zeroplay.sounds())).length !== heard) fail('a muted page played a sound');
+  await page.click('#sound');
   await idle();
   await page.click('#hint');
   await page.waitForFunction(() => /%/.test(document.getElementById('hint-text').textContent), null, { timeout: 20000 });
@@ -390,6 +401,9 @@ try {
   await page.click('#lang');
   const label = await page.textContent('#new');
   if (label !== '新局') fail('language switch: ' + label);
+  // Difficulty levels by name, with their time per move, in the page's language.
+  const levels = await page.$$eval('#ai-ms option', (o) => o.map((x) => x.textContent));
+  if (levels.join('|') !== '簡單 · 0.3 秒|普通 · 1 秒|困難 · 3 秒|高手 · 10 秒') fail('levels: ' + levels.join('|'));
   await page.setViewportSize({ width: 390, height: 844 });
   await page.selectOption('#ai-seat', 'none');
   await page.selectOption('#game', 'trigolden');
