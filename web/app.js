@@ -7,7 +7,7 @@ const I18N = {
     title: 'zeroplay', game: 'Game', battlenumber: 'Battle Number (拚數棋)', trigolden: 'TriGolden (頂鑫棋)', banqi: 'Banqi (暗棋)',
     red: 'red', black: 'black', no_colours: 'colours not yet drawn', face_down: 'face down', quiet: '{n} quiet plies (60 draw)',
     ai_plays: 'AI plays', first: 'first', second: 'second', nobody: 'nobody', ai_time: 'AI level (time per move)',
-    level_300: 'Easy', level_1000: 'Normal', level_3000: 'Hard', level_10000: 'Expert', sound: 'Sound on or off',
+    how_to_play: 'How to play', level_300: 'Easy', level_1000: 'Normal', level_3000: 'Hard', level_10000: 'Expert', sound: 'Sound on or off',
     scoring: 'Scoring', bracer: 'bracer (頂棋)', trigolden_mode: 'TriGolden piece (鑫棋)', same_owner: 'same owner',
     new_game: 'New game', undo: 'Undo', redo: 'Redo', ai_move: 'AI move', download_svg: 'Download SVG',
     take_over: 'Take over from here', replay_link: 'Replay link', history: 'Moves', fit: 'fit',
@@ -43,7 +43,7 @@ const I18N = {
     title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋', banqi: '暗棋',
     red: '紅', black: '黑', no_colours: '尚未翻出顏色', face_down: '未翻', quiet: '{n} 步未吃未翻（60 和）',
     ai_plays: '電腦執', first: '先手', second: '後手', nobody: '不下', ai_time: '電腦難度（每步時間）',
-    level_300: '簡單', level_1000: '普通', level_3000: '困難', level_10000: '高手', sound: '聲音開關',
+    how_to_play: '玩法', level_300: '簡單', level_1000: '普通', level_3000: '困難', level_10000: '高手', sound: '聲音開關',
     scoring: '計分', bracer: '頂棋', trigolden_mode: '鑫棋', same_owner: '同主',
     new_game: '新局', undo: '悔棋', redo: '重做', ai_move: '電腦走', download_svg: '下載 SVG',
     take_over: '從此接手', replay_link: '重播連結', history: '棋譜', fit: '全圖',
@@ -573,6 +573,7 @@ function toggleSound() {
 function setView(v) {
   soundFor(app.view, v);
   app.view = v;
+  $('rules-link').href = '/rules?game=' + encodeURIComponent(v.game);
   // A previewed TriGolden placement lasts while it is still a legal click of this position.
   if (app.tg.preview && !(humanTurn(v) && v.legal.some((l) => l.action === app.tg.preview))) app.tg.preview = null;
   const board = $('board');

@@ -53,6 +53,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     let page = Asset::new(assets::INDEX_HTML, "text/html; charset=utf-8");
     let js = Asset::new(assets::APP_JS, "text/javascript; charset=utf-8");
     let css = Asset::new(assets::STYLE_CSS, "text/css; charset=utf-8");
+    let rules = Asset::new(assets::RULES_HTML, "text/html; charset=utf-8");
     Router::new()
         .route(
             "/",
@@ -64,6 +65,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/replay/{token}", get(move |h: HeaderMap| async move { page.serve(&h) }))
         .route("/app.js", get(move |h: HeaderMap| async move { js.serve(&h) }))
         .route("/style.css", get(move |h: HeaderMap| async move { css.serve(&h) }))
+        .route("/rules", get(move |h: HeaderMap| async move { rules.serve(&h) }))
         .route("/boards/{file}", get(board_module))
         .route("/api/info", get(info))
         .route("/api/games", post(create))

@@ -7,5 +7,7 @@ pub const INDEX_HTML: &str = include_str!("../../web/index.html");
 pub const APP_JS: &str = include_str!("../../web/app.js");
 /// Its style sheet.
 pub const STYLE_CSS: &str = include_str!("../../web/style.css");
+/// How to play each game, in both languages (`/rules?game=…`).
+pub const RULES_HTML: &str = include_str!("../../web/rules.html");
 /// The page for an address that names nothing.
 pub const NOT_FOUND_HTML: &str = include_str!("../../web/404.html");

@@ -90,6 +90,14 @@ fn a_battle_number_game_against_the_ai_with_undo_redo_and_replay() {
     assert!(String::from_utf8_lossy(&page.2).contains("/app.js"));
     assert_eq!(s.raw("GET", "/app.js", None, "text/plain").0, 200);
     assert_eq!(s.raw("GET", "/style.css", None, "text/plain").0, 200);
+    let rules = s.raw("GET", "/rules?game=trigolden", None, "text/plain");
+    assert_eq!(rules.0, 200);
+    let rules = String::from_utf8_lossy(&rules.2);
+    assert!(
+        rules.contains("id=\"trigolden\"")
+            && rules.contains("頂鑫結構")
+            && rules.contains("bracing structure")
+    );
     let info = s.ok("GET", "/api/info", None);
     assert_eq!(info["model_version"], 0);
 

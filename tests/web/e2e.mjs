@@ -438,6 +438,17 @@ try {
   const boardBottom = await page.$eval('#board', (e) => e.getBoundingClientRect().bottom);
   const toolsTop = await page.$eval('#board-tools', (e) => e.getBoundingClientRect().top);
   if (toolsTop < boardBottom - 1) fail(`the phone toolbar covers the board (${toolsTop} < ${boardBottom})`);
+  // Each game's rules, in the page's language, one tap from the board.
+  const [rulesPage] = await Promise.all([page.context().waitForEvent('page'), page.click('#rules-link')]);
+  await rulesPage.waitForLoadState();
+  const shown = await rulesPage.$$eval('section.rules', (s) => s.filter((x) => !x.hidden).map((x) => x.id));
+  const heading = await rulesPage.$eval('section.rules:not([hidden]) [data-lang="zh"] h2', (h) => h.textContent);
+  const headingVisible = await rulesPage.isVisible('section.rules:not([hidden]) [data-lang="zh"] h2');
+  const english = await rulesPage.isVisible('section.rules:not([hidden]) [data-lang="en"] h2');
+  const game = (await view()).game;
+  if (shown.join() !== game || !headingVisible || english || !heading) fail(`rules page: ${shown} for ${game}, heading ${heading}`);
+  await rulesPage.screenshot({ path: out + '/rules-' + game + '-zh.png', fullPage: true });
+  await rulesPage.close();
   await page.selectOption('#game', 'battlenumber');
   await page.waitForFunction(() => window.zeroplay.view() && window.zeroplay.view().game === 'battlenumber');
   await idle();
