@@ -1094,6 +1094,11 @@ function drawTriGolden(v) {
     const label = el('text', { x: cx, y: cy, 'font-size': 0.3, 'text-anchor': 'middle', 'dominant-baseline': 'middle', fill: ink, 'pointer-events': 'none', transform: upright(cx, cy) }, root);
     label.textContent = p.n + b.shapes[p.shape] + (p.mirror ? "'" : '');
   }
+  // The last turn's pieces, outlined on top of everything (a target's highlight under it
+  // does not hide it): the player always sees what was just played.
+  for (const p of b.pieces) {
+    if (last.has(p.n)) el('polygon', { points: tgPts(p.points), class: 'last-mark', 'data-piece': p.n }, root);
+  }
   for (const sp of b.scored_points) {
     el('circle', { cx: sp.at[0], cy: -sp.at[1], r: 0.09, fill: OWNER[sp.owner || 'first'][1] }, root);
   }

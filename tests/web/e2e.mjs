@@ -289,6 +289,15 @@ try {
   const drawn = await page.$$eval('#board polygon.piece', (e) => e.length);
   if (drawn !== 3) fail(`${drawn} pieces drawn, 3 placed`);
   if ((await page.$$('#board polygon.piece.last')).length !== 2) fail('the last turn is not marked');
+  // The mark survives the target highlight: those two pieces are the first player's targets now.
+  const lastMarks = await page.$$eval('#board polygon.last-mark', (ms) => ms.map((m) => ({
+    stroke: getComputedStyle(m).stroke,
+    target: !!document.querySelector(`#board polygon.piece.target[data-piece="${m.dataset.piece}"]`),
+    last: m === m.parentNode.lastElementChild || [...m.parentNode.children].indexOf(m) > [...m.parentNode.children].indexOf(document.querySelector(`#board polygon.piece[data-piece="${m.dataset.piece}"]`)),
+  })));
+  if (lastMarks.length !== 2 || !lastMarks.every((m) => m.stroke === 'rgb(221, 34, 34)' && m.target && m.last)) {
+    fail('the last turn\'s marks are hidden by the targets: ' + JSON.stringify(lastMarks));
+  }
   // Arbitration at a turn start: a dialog with the count of legal turns.
   await page.click('#arbitrate');
   await page.waitForSelector('#arb-dialog[open]');
