@@ -23,7 +23,7 @@ const I18N = {
     bq_legend: 'G general, A advisor, E elephant, R chariot, H horse, C cannon, S soldier; upper case red, lower case black',
     no_model_trigolden: "the designer's AI (no model yet)", no_model_banqi: 'alpha-beta AI (no model yet)',
     ai_time_second: "Second AI's time", first_ai_time: "First AI's time", pace: 'Pace', pace_fast: 'no pause',
-    new_match: 'Two-game match', rotate: 'Turn the board round (face to face)', arbitrate: 'Ask for arbitration',
+    new_match: 'Two-game match', rotate: 'Face to face: turn the board round on the second player\'s turn', arbitrate: 'Ask for arbitration',
     confirm: 'Place', cancel: 'Cancel', hint: 'Hint', pause: 'Pause', resume: 'Resume', match_next: 'Second game (sides swapped)',
     arbitration: 'Arbitration', arb_met: '{who} has {n} legal turns here: the last turn met its obligation (rule 5). No violation; the game goes on.',
     arb_broken: '{who} has no two pieces that go together on one opponent piece ({n} legal turns): the last turn broke rule 5. {who} wins by arbitration.',
@@ -58,7 +58,7 @@ const I18N = {
     second_piece: '本回合的第二枚棋子。', placements: '位置：',
     bq_legend: '', no_model_trigolden: '設計者的電腦（尚無模型）', no_model_banqi: 'α-β 搜尋（尚無模型）',
     ai_time_second: '後手電腦時間', first_ai_time: '先手電腦時間', pace: '節奏', pace_fast: '不停頓',
-    new_match: '兩局賽', rotate: '轉動棋盤（面對面）', arbitrate: '申請仲裁',
+    new_match: '兩局賽', rotate: '面對面：輪到後手時轉動棋盤', arbitrate: '申請仲裁',
     confirm: '落子', cancel: '取消', hint: '提示', pause: '暫停', resume: '繼續', match_next: '第二局（交換先手）',
     arbitration: '仲裁', arb_met: '{who}此時有 {n} 種合法回合：上一回合符合義務（規則 5），沒有違規，對局繼續。',
     arb_broken: '{who}沒有兩枚棋子能同貼一枚對方棋子（{n} 種合法回合）：上一回合違反規則 5，{who}仲裁勝。',
@@ -585,9 +585,9 @@ function setView(v) {
   else if (v.game === 'trigolden') drawTriGolden(v);
   else if (v.game === 'banqi') drawBanqi(v);
   else drawBattleNumber(v);
-  if (v.game !== 'trigolden') turnRound(board, mod ? mod.centre : v.game === 'banqi' ? [4, 2] : [3.5, 3.5]);
   drawHintMarks(v);
   $('board-col').classList.toggle('rotated', faceToFace());
+  document.body.classList.toggle('rotated-view', faceToFace());
   drawSide(v);
   drawTrackers(v);
   recordMatch(v);
@@ -600,16 +600,11 @@ function setView(v) {
   }
 }
 
-// Whether the view is turned round for two people face to face (the far side reads first).
-function faceToFace() { return app.facing; }
-
-// Battle Number and Banqi turn round by half turns: everything drawn goes into one group.
-function turnRound(svg, [cx, cy]) {
-  if (!faceToFace()) return;
-  const g = document.createElementNS(SVGNS, 'g');
-  g.setAttribute('transform', `rotate(180 ${cx} ${cy})`);
-  while (svg.firstChild) g.appendChild(svg.firstChild);
-  svg.appendChild(g);
+// Whether the view is turned round now: with the rotate button on (two people face to face,
+// the second player across the table), on the second player's turn, as the designer asked.
+function faceToFace() {
+  const v = app.view;
+  return app.facing && !!v && !v.outcome && v.to_move === 'second';
 }
 
 // Makes a board element reachable and usable from the keyboard (Tab, then Enter or Space).
@@ -1239,8 +1234,9 @@ function setupPanZoom() {
   const toBox = (e) => {
     const r = svg.getBoundingClientRect();
     const [x, y, w, h] = TG.box;
-    // The box is drawn with "meet": one scale for both axes, centred.
-    const k = Math.max(w / r.width, h / r.height);
+    // The box is drawn with "meet": one scale for both axes, centred; a board turned half round
+    // (face to face) has its screen axes reversed.
+    const k = Math.max(w / r.width, h / r.height) * (faceToFace() ? -1 : 1);
     return [x + w / 2 + (e.clientX - r.left - r.width / 2) * k, y + h / 2 + (e.clientY - r.top - r.height / 2) * k];
   };
   svg.addEventListener('wheel', (e) => {
@@ -1288,7 +1284,7 @@ function setupPanZoom() {
       drawTriGolden(app.view);
     } else if (TG.drag) {
       const [x, y, w, h] = TG.drag.box;
-      const k = Math.max(w / r.width, h / r.height);
+      const k = Math.max(w / r.width, h / r.height) * (faceToFace() ? -1 : 1);
       TG.box = [x - (e.clientX - TG.drag.x) * k, y - (e.clientY - TG.drag.y) * k, w, h];
       TG.auto = false;
       svg.setAttribute('viewBox', TG.box.join(' '));
@@ -1310,11 +1306,12 @@ function setupPanZoom() {
   $('zoom-fit').addEventListener('click', () => { TG.box = TG.fit.slice(); zoom(1); TG.auto = true; });
 }
 
-// Turns the board round by half a turn, for two people on either side of one screen.
+// The rotate button: from now on, on the second player's turn the board with its toolbar and
+// the control panel turn half round for the player across the table (the toolbar then sits on
+// top), and turn back on the first player's turn.
 function rotateBoard() {
-  app.angle = (app.angle + 180) % 360;
   app.facing = !app.facing;
-  TG.auto = true;
+  $('rotate').setAttribute('aria-pressed', String(app.facing));
   if (app.view) setView(app.view);
 }
 

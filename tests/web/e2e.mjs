@@ -327,12 +327,29 @@ try {
   });
   const [, , qw] = await vb();
   if (!(Math.abs(qw / pw - 0.4) < 0.02)) fail(`a pinch from 40 px to 100 px zoomed by ${qw / pw}`);
+  // The rotate button (the designer's request): on, nothing turns on the first player's turn;
+  // on the second player's turn the board column and the control panel turn half round, the
+  // toolbar landing on top; back on the first player's turn.
   await page.click('#rotate');
+  if ((await page.getAttribute('#rotate', 'aria-pressed')) !== 'true' || (await page.$('body.rotated-view'))) {
+    fail('rotate: turned on the first player\'s turn');
+  }
+  await page.click('#zoom-fit'); // the pinch above zoomed in: every ghost in view again
+  await placeOne();
+  await placeOne(); // the first player's two pieces: the second player is to move
+  const barTop = await page.$eval('#board-tools', (e) => e.getBoundingClientRect().top);
   const firstTop = await page.$eval('#tracker-first', (e) => e.getBoundingClientRect().top);
   const boardTop = await page.$eval('#board', (e) => e.getBoundingClientRect().top);
-  if (!(await page.$('#board-col.rotated')) || !(firstTop < boardTop)) fail('rotate: the first player\'s tracker is not across the board');
+  const panelTurn = await page.$eval('aside.panel', (e) => getComputedStyle(e).transform);
+  if (!(await page.$('body.rotated-view')) || !(firstTop < boardTop) || !(barTop < boardTop + 60) || panelTurn === 'none') {
+    fail(`rotate: not turned on the second player's turn (first ${firstTop}, board ${boardTop}, tools ${barTop}, panel ${panelTurn})`);
+  }
   await page.screenshot({ path: out + '/trigolden-face-to-face.png' });
+  // A piece is placed on the turned board by the same clicks (the page maps them back).
+  await placeOne();
+  if ((await view()).board.pieces.length !== 6) fail('rotate: a placement on the turned board failed');
   await page.click('#rotate');
+  if (await page.$('body.rotated-view')) fail('rotate: still turned after switching it off');
   await page.screenshot({ path: out + '/trigolden-turn.png' });
   console.log('trigolden: opening and a two-piece turn placed');
 
