@@ -23,11 +23,12 @@ fn tables() -> Vec<Family> {
 /// # Errors
 /// A name that is no table.
 pub fn run(args: SettingsArgs) -> Result<()> {
+    // `leaf` and `[leaf]` name the same table.
+    let bare = |name: &'static str| name.trim_matches(['[', ']']);
     let all = tables();
-    let known = all.iter().map(|t| t.name.trim_matches(['[', ']'])).collect::<Vec<_>>().join(", ");
+    let known = all.iter().map(|t| bare(t.name)).collect::<Vec<_>>().join(", ");
     let wanted = args.table.as_deref().map(|t| t.trim_matches(['[', ']']));
-    let chosen: Vec<Family> =
-        all.into_iter().filter(|t| wanted.is_none_or(|w| w == t.name.trim_matches(['[', ']']))).collect();
+    let chosen: Vec<Family> = all.into_iter().filter(|t| wanted.is_none_or(|w| w == bare(t.name))).collect();
     if chosen.is_empty() {
         bail!("no table `{}` (known: {known})", args.table.unwrap_or_default());
     }

@@ -586,7 +586,6 @@ function setView(v) {
   else if (v.game === 'banqi') drawBanqi(v);
   else drawBattleNumber(v);
   drawHintMarks(v);
-  $('board-col').classList.toggle('rotated', faceToFace());
   document.body.classList.toggle('rotated-view', faceToFace());
   drawSide(v);
   drawTrackers(v);

@@ -38,6 +38,27 @@ macro_rules! num_key {
     (@write u64, $x:expr) => { Value::from_u64($x) };
 }
 
+/// An `f32` field of [`SelfPlaySettings`] named, documented and checked as its namesake in
+/// [`MctsConfig`] is declared ([`C_PUCT`], [`FORCED`]).
+macro_rules! as_mcts {
+    ($decl:path, $field:ident) => {
+        Setting {
+            toml: $decl.toml,
+            spec: "",
+            value: $decl.value,
+            default: $decl.default,
+            help: $decl.help,
+            set: |s, v| {
+                let mut c = MctsConfig::default();
+                ($decl.set)(&mut c, v)?;
+                s.$field = c.$field;
+                Ok(())
+            },
+            get: |s| Some(Value::from_f32(s.$field)),
+        }
+    };
+}
+
 /// The keys of a `[selfplay]` table.
 pub static SELFPLAY_KEYS: &[Setting<SelfPlaySettings>] = &[
     num_key!(
@@ -131,16 +152,7 @@ pub static SELFPLAY_KEYS: &[Setting<SelfPlaySettings>] = &[
         "Share of games in which resignation is only noted and the game is played out (to measure false resignations).",
         f32
     ),
-    Setting {
-        set: |s, v| {
-            let mut c = MctsConfig::default();
-            (C_PUCT.set)(&mut c, v)?;
-            s.c_puct = c.c_puct;
-            Ok(())
-        },
-        get: |s| Some(Value::from_f32(s.c_puct)),
-        ..toml_only(C_PUCT)
-    },
+    as_mcts!(C_PUCT, c_puct),
     Setting {
         toml: "teacher",
         spec: "",
@@ -196,31 +208,8 @@ pub static SELFPLAY_KEYS: &[Setting<SelfPlaySettings>] = &[
         f32
     ),
     num_key!(SelfPlaySettings, gumbel_c_scale, "X", "0.1", "Gumbel: c_scale of the same transform.", f32),
-    Setting {
-        set: |s, v| {
-            let mut c = MctsConfig::default();
-            (FORCED.set)(&mut c, v)?;
-            s.forced_playouts = c.forced_playouts;
-            Ok(())
-        },
-        get: |s| Some(Value::from_f32(s.forced_playouts)),
-        ..toml_only(FORCED)
-    },
+    as_mcts!(FORCED, forced_playouts),
 ];
-
-/// A declaration's names and help without its reader, for a table whose field has another
-/// home (the reader is then given beside it).
-const fn toml_only<S, T>(d: Setting<S>) -> Setting<T> {
-    Setting {
-        toml: d.toml,
-        spec: "",
-        value: d.value,
-        default: d.default,
-        help: d.help,
-        set: |_, _| Err("has no reader here".into()),
-        get: |_| None,
-    }
-}
 
 impl Table for SelfPlaySettings {
     const TABLE: &'static str = "[selfplay]";

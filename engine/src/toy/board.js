@@ -6,8 +6,6 @@
   // Room under the grid for the board's toolbar.
   viewBox: '-0.1 -0.1 3.2 3.75',
   aspect: '3.2 / 3.75',
-  // The point a face-to-face view turns the board about.
-  centre: [1.5, 1.5],
 
   draw(v, svg, kit) {
     const legal = new Set(kit.humanTurn(v) ? v.legal.map((l) => l.action) : []);
