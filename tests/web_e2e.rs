@@ -1,15 +1,23 @@
 //! The web client end to end: a real `zeroplay serve` process on port 0, driven in headless
-//! Chromium by playwright-core (`tests/web/e2e.mjs`, installed by
-//! `scripts/setup-test-tools.sh`). Screenshots are kept under
-//! `target/web-e2e/` (or `$CARGO_TARGET_DIR/web-e2e/`) as test artefacts.
+//! Chromium by playwright-core (`tests/web/*.mjs`, installed by `scripts/setup-test-tools.sh`).
+//! Screenshots are kept under `target/web-e2e/` (or `$CARGO_TARGET_DIR/web-e2e/`) as test
+//! artefacts.
 
 mod common;
 
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
-#[test]
-fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
+/// One browser at a time: two Chromiums and their servers on two cores would slow each other
+/// past the scripts' waits.
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
+/// Runs `tests/web/<script>` against a fresh `zeroplay serve`, stops the server as a user's
+/// Ctrl-C would, and returns the script's output and the screenshot folder.
+fn run_script(script: &str, done: &str) -> (String, PathBuf) {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let (modules, chromium) = common::browser();
     let mut server = Command::new(env!("CARGO_BIN_EXE_zeroplay"))
         .args(["serve", "--listen", "127.0.0.1:0"])
@@ -25,11 +33,11 @@ fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
         .unwrap_or_else(|| panic!("no address line: {first:?}"))
         .to_string();
     let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
+        .map(PathBuf::from)
         .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
     let shots = target.join("web-e2e");
     let out = Command::new("node")
-        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web/e2e.mjs"))
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/web").join(script))
         .arg(&url)
         .arg(&shots)
         .env("ZEROPLAY_NODE_MODULES", &modules)
@@ -41,11 +49,13 @@ fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
     let status = server.wait().unwrap();
     assert!(status.success(), "zeroplay serve did not stop cleanly: {status}");
     let text = format!("{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "browser test failed:\n{text}");
-    assert!(text.contains("e2e ok"), "{text}");
-    for shot in
-        ["battlenumber-end.png", "replay.png", "trigolden-turn.png", "trigolden-zh-phone.png", "toy.png"]
-    {
+    assert!(out.status.success(), "browser test {script} failed:\n{text}");
+    assert!(text.contains(done), "{text}");
+    (text, shots)
+}
+
+fn assert_shots(shots: &std::path::Path, names: &[&str]) {
+    for shot in names {
         let p = shots.join(shot);
         assert!(
             std::fs::metadata(&p).map(|m| m.len() > 1000).unwrap_or(false),
@@ -53,4 +63,30 @@ fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
             p.display()
         );
     }
+}
+
+#[test]
+fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
+    let (_, shots) = run_script("e2e.mjs", "e2e ok");
+    assert_shots(
+        &shots,
+        &["battlenumber-end.png", "replay.png", "trigolden-turn.png", "trigolden-zh-phone.png", "toy.png"],
+    );
+}
+
+/// The designer's 21 TriGolden requests, each checked at a desktop size and on a phone, in
+/// English and in Chinese.
+#[test]
+fn every_trigolden_request_of_the_designer_holds_at_both_sizes_in_both_languages() {
+    let (text, shots) = run_script("requests.mjs", "requests ok");
+    for (size, lang) in [("desktop", "en"), ("phone", "zh"), ("desktop", "zh"), ("phone", "en")] {
+        for n in 1..=21 {
+            let line = format!("{size} {lang} {n:>2} ok");
+            assert!(text.contains(&line), "request {n} was not checked at {size} in {lang}:\n{text}");
+        }
+    }
+    assert_shots(
+        &shots,
+        &["req-desktop-en-opening.png", "req-phone-zh-turned.png", "req-phone-en-scored.png"],
+    );
 }

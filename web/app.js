@@ -7,6 +7,12 @@ const I18N = {
     title: 'zeroplay', game: 'Game', battlenumber: 'Battle Number (拚數棋)', trigolden: 'TriGolden (頂鑫棋)', banqi: 'Banqi (暗棋)',
     red: 'red', black: 'black', no_colours: 'colours not yet drawn', face_down: 'face down', quiet: '{n} quiet plies (60 draw)',
     ai_plays: 'AI plays', first: 'first', second: 'second', nobody: 'nobody', ai_time: 'AI level (time per move)',
+    captured: 'pieces taken', captured_n: '{n} taken', r_structures: 'bracing points on its pieces', r_placed: 'pieces placed',
+    r_left: 'pieces left', r_points: 'points', r_by_arbitration: 'Decided by arbitration.', r_turns: 'All {n} of {m} turns played.',
+    r_regions: 'regions', r_extraction: 'extraction', r_total: 'total', r_no_placement: 'Ended in placement: a player had no legal placement.',
+    r_extracted: 'Ended after {n} extractions.', r_colour: 'colour', r_on_board: 'pieces left', r_taken: 'pieces taken',
+    r_bq_draw: 'Draw: {n} plies without a capture or flip, or a position seen three times.', r_all_taken: 'Every piece of the loser was taken.',
+    r_no_move: 'The loser had no legal move.',
     how_to_play: 'How to play', level_300: 'Easy', level_1000: 'Normal', level_3000: 'Hard', level_10000: 'Expert', sound: 'Sound on or off',
     scoring: 'Scoring', bracer: 'bracer (頂棋)', trigolden_mode: 'TriGolden piece (鑫棋)', same_owner: 'same owner',
     new_game: 'New game', undo: 'Undo', redo: 'Redo', ai_move: 'AI move', download_svg: 'Download SVG',
@@ -29,7 +35,7 @@ const I18N = {
     arb_broken: '{who} has no two pieces that go together on one opponent piece ({n} legal turns): the last turn broke rule 5. {who} wins by arbitration.',
     arb_single: '{who} has {n} legal placements for the final piece.',
     turn_of: 'turn {n} of {m}', pts: '{n} points', left: '{n} pieces left', hand_left: 'hand {h}', angle: 'rotation {a}°',
-    drag_rotate: 'Drag on the board to turn the view; the first piece goes in the centre.',
+    drag_rotate: 'The first piece goes in the centre: drag on the board to turn it, then tap it.',
     hint_line: '{agent} for {who}: value {value}', hint_none: 'no search statistics (the AI keeps no tree)', hinting: 'Looking for a hint…',
     match: 'Match', match_game: 'Game {n}', match_total: 'Total', match_first: '{who} first', match_wins: '{who} wins the match, {a} to {b}',
     match_decisive: '{who} wins the match (game {n} was decided outright)', match_tie: 'The match is tied, {a} to {b}',
@@ -43,6 +49,12 @@ const I18N = {
     title: 'zeroplay', game: '遊戲', battlenumber: '拚數棋', trigolden: '頂鑫棋', banqi: '暗棋',
     red: '紅', black: '黑', no_colours: '尚未翻出顏色', face_down: '未翻', quiet: '{n} 步未吃未翻（60 和）',
     ai_plays: '電腦執', first: '先手', second: '後手', nobody: '不下', ai_time: '電腦難度（每步時間）',
+    captured: '吃子', captured_n: '吃 {n} 子', r_structures: '其棋子上的頂鑫點', r_placed: '已放棋子',
+    r_left: '剩餘棋子', r_points: '分數', r_by_arbitration: '由仲裁決定勝負。', r_turns: '{m} 回合全部下完（{n}）。',
+    r_regions: '區域分', r_extraction: '抽取分', r_total: '總分', r_no_placement: '放置階段結束：一方無處可放。',
+    r_extracted: '抽取 {n} 次後結束。', r_colour: '顏色', r_on_board: '剩餘棋子', r_taken: '吃子',
+    r_bq_draw: '和局：{n} 步未吃未翻，或同一局面出現三次。', r_all_taken: '輸方的棋子全被吃光。',
+    r_no_move: '輸方無子可走。',
     how_to_play: '玩法', level_300: '簡單', level_1000: '普通', level_3000: '困難', level_10000: '高手', sound: '聲音開關',
     scoring: '計分', bracer: '頂棋', trigolden_mode: '鑫棋', same_owner: '同主',
     new_game: '新局', undo: '悔棋', redo: '重做', ai_move: '電腦走', download_svg: '下載 SVG',
@@ -64,7 +76,7 @@ const I18N = {
     arb_broken: '{who}沒有兩枚棋子能同貼一枚對方棋子（{n} 種合法回合）：上一回合違反規則 5，{who}仲裁勝。',
     arb_single: '{who}的最後一枚棋子有 {n} 個合法位置。',
     turn_of: '第 {n} / {m} 回合', pts: '{n} 分', left: '剩 {n} 子', hand_left: '手上 {h}', angle: '旋轉 {a}°',
-    drag_rotate: '在棋盤上拖動可轉動視角；第一枚棋子放在中心。',
+    drag_rotate: '第一枚棋子放在中心：在棋盤上拖動可旋轉它，再點它。',
     hint_line: '{agent} 為{who}評估：{value}', hint_none: '沒有搜尋統計（此電腦不保留搜尋樹）', hinting: '正在找提示…',
     match: '比賽', match_game: '第 {n} 局', match_total: '總分', match_first: '{who}先手', match_wins: '{who}贏得比賽（{a} 比 {b}）',
     match_decisive: '{who}贏得比賽（第 {n} 局直接決勝）', match_tie: '比賽平手（{a} 比 {b}）',
@@ -106,9 +118,11 @@ const app = {
   angle: 0,          // the view's rotation in whole degrees (the engine keeps its own frame)
   facing: false,     // turned round for two people face to face (the rotate button)
   sounds: [],        // the sounds played, in order (read by the browser tests)
+  animations: 0,     // the moves animated (read by the browser tests)
   paused: false,     // AI vs AI: paused between turns
   hint: null,        // {key, data}: the last hint, drawn while the position is the same
   match: null,       // a two-game match: {names, seats, results, ids}
+  boards: {},        // each game's titles and download name (/api/info)
 };
 
 // The AI's time for `seat`: with the AI in both seats each has its own.
@@ -175,7 +189,7 @@ async function newGame(replayToken, at) {
     if (gen !== app.gen) { api('DELETE', '/api/games/' + v.id).catch(() => {}); return; }
     app.busy = false;
     app.id = v.id; app.aiMs = body.ai_ms; app.replay = null;
-    TG.auto = true;
+    TG.auto = true; TG.openZoom = 1;
     app.tg = { shape: 0, mirror: false, target: null, view: null, preview: null };
     app.bq = { from: null };
     app.hint = null; $('hint-text').textContent = '';
@@ -554,6 +568,127 @@ function soundFor(old, v) {
 }
 
 // A speaker with waves, or crossed out when muted (drawn: emoji fonts are not everywhere).
+// The step just played, moving on the board: a Banqi piece slides from its square to the
+// new one and a flipped disc turns over; new TriGolden pieces fade in. Only for one step
+// forward in the game on screen (not for undo, redo or a replay's jumps), and not at all for
+// readers who ask for less motion.
+function animateStep(old, v) {
+  if (!old || old.game !== v.game || app.replay || !(v.ply > old.ply && v.ply <= old.ply + 2)) return;
+  if (window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches) return;
+  const svg = $('board'), run = (node, frames, ms) => { node.animate(frames, { duration: ms, easing: 'ease-out' }); app.animations++; };
+  if (v.game === 'banqi') {
+    const steps = (v.history || []).slice(old.ply, v.ply);
+    for (const a of steps) {
+      if (!/^[a-h][0-3][a-h][0-3]$/.test(a)) continue;
+      const at = svg.querySelector(`g[data-name="${a.slice(2)}"]`);
+      if (!at) continue;
+      if (a.slice(0, 2) === a.slice(2)) {
+        at.querySelectorAll('circle.piece, text').forEach((n) => run(n, [{ transform: 'scaleX(0)' }, { transform: 'scaleX(1)' }], 220));
+      } else {
+        const col = (n) => 'abcdefgh'.indexOf(n[0]), row = (n) => Number(n[1]);
+        const dx = col(a) - col(a.slice(2)), dy = row(a.slice(2)) - row(a);
+        at.querySelectorAll('circle.piece, text').forEach((n) => run(n, [{ transform: `translate(${dx}px, ${dy}px)` }, { transform: 'none' }], 260));
+      }
+    }
+  } else if (v.game === 'trigolden') {
+    const before = old.board.pieces.length;
+    svg.querySelectorAll('polygon.piece').forEach((n) => {
+      if (Number(n.dataset.piece) >= before) run(n, [{ opacity: 0 }, { opacity: 1 }], 260);
+    });
+  }
+}
+
+// Banqi's pieces of `colour` that are gone from the game: the starting sixteen less those on
+// the board face up and those still face down (the pool's counts).
+const BQ_START = { g: 1, a: 2, e: 2, r: 2, h: 2, c: 2, s: 5 };
+function bqCaptured(b, colour) {
+  const up = colour === 'red' ? (k) => k.toUpperCase() : (k) => k;
+  const out = [];
+  for (const [k, n] of Object.entries(BQ_START)) {
+    const c = up(k);
+    const left = b.squares.filter((x) => x === c).length + (b.pool[c] || 0);
+    for (let i = left; i < n; i++) out.push(c);
+  }
+  return out;
+}
+
+// Each Banqi player's tray: the pieces they have taken, as small discs.
+function bqTray(box, b, seat) {
+  const mine = b.colours[seat === 'first' ? 0 : 1];
+  if (!mine) return;
+  const tray = document.createElement('span'); tray.className = 'tray'; tray.dataset.seat = seat;
+  tray.setAttribute('aria-label', t('captured'));
+  for (const c of bqCaptured(b, mine === 'red' ? 'black' : 'red')) {
+    const d = document.createElement('span');
+    d.className = 'cap ' + (c === c.toUpperCase() ? 'red' : 'black');
+    d.textContent = lang === 'zh' ? BQ_CHARS[c] : c;
+    d.dataset.piece = c;
+    tray.appendChild(d);
+  }
+  box.appendChild(tray);
+}
+
+// The end of a game: who won and how, and the score taken apart, per player.
+function drawResult(v) {
+  const box = $('result');
+  box.hidden = !v.outcome;
+  if (!v.outcome) return;
+  const b = v.board, o = v.outcome;
+  let head = o.winner ? t('wins', { who: seatName(o.winner) }) : t('draw');
+  if (o.decisive && v.game !== 'trigolden') head += t('decisive');
+  const rows = [], cols = [];
+  const seats = [['first', 0], ['second', 1]];
+  let how = '';
+  if (v.game === 'trigolden') {
+    cols.push(t('r_structures'), t('r_placed'), t('r_left'), t('r_points'));
+    const structures = (s) => b.scored_points.filter((p) => p.owner === s).length;
+    const placed = (s) => b.pieces.filter((p) => p.owner === s).length;
+    for (const [s, i] of seats) rows.push([structures(s), placed(s), b.stock[i].reduce((a, x) => a + x, 0), b.scores[i]]);
+    how = o.decisive ? t('r_by_arbitration') : t('r_turns', { n: b.turns_played, m: b.total_turns });
+  } else if (v.game === 'battlenumber') {
+    cols.push(t('r_regions'), t('r_extraction'), t('r_placed'), t('r_total'));
+    const sign = (n) => (n > 0 ? '+' : '') + n;
+    for (const [, i] of seats) {
+      const reg = i === 0 ? b.placement_score : -b.placement_score;
+      const ext = b.extraction_totals[i] - b.extraction_totals[1 - i];
+      rows.push([sign(reg), sign(ext), b.placed[i], sign(i === 0 ? b.score_first : -b.score_first)]);
+    }
+    how = b.phase === 'placement' ? t('r_no_placement') : t('r_extracted', { n: b.extracted });
+  } else if (v.game === 'banqi') {
+    cols.push(t('r_colour'), t('r_on_board'), t('r_taken'));
+    for (const [, i] of seats) {
+      const c = b.colours[i], foe = c === 'red' ? 'black' : 'red';
+      const own = c ? 16 - bqCaptured(b, c).length : 0;
+      rows.push([c ? t(c) : '–', own, c ? bqCaptured(b, foe).length : 0]);
+    }
+    if (!o.winner) how = t('r_bq_draw', { n: b.quiet });
+    else {
+      const loser = b.colours[o.winner === 'first' ? 1 : 0];
+      how = loser && bqCaptured(b, loser).length === 16 ? t('r_all_taken') : t('r_no_move');
+    }
+  } else {
+    return;
+  }
+  box.innerHTML = '';
+  const h = document.createElement('h2'); h.textContent = head; box.appendChild(h);
+  const table = document.createElement('table');
+  const tr0 = table.insertRow();
+  for (const c of ['', ...cols]) { const th = document.createElement('th'); th.textContent = c; tr0.appendChild(th); }
+  seats.forEach(([s], k) => {
+    const tr = table.insertRow();
+    tr.dataset.seat = s;
+    if (o.winner === s) tr.className = 'winner';
+    const th = document.createElement('th'); th.textContent = seatName(s); tr.appendChild(th);
+    for (const x of rows[k]) tr.insertCell().textContent = String(x);
+  });
+  box.appendChild(table);
+  if (how) { const p = document.createElement('p'); p.textContent = how; box.appendChild(p); }
+  const again = document.createElement('button');
+  again.type = 'button'; again.className = 'primary'; again.id = 'result-new'; again.textContent = t('new_game');
+  again.addEventListener('click', () => newGame());
+  box.appendChild(again);
+}
+
 function showSoundIcon() {
   const waves = SOUND.on ? '<path d="M15 9a4 4 0 0 1 0 6M17.5 6.5a7.5 7.5 0 0 1 0 11"/>' : '<path d="M15 9l6 6M21 9l-6 6"/>';
   $('sound').firstElementChild.innerHTML = '<svg class="icon" viewBox="0 0 24 24" fill="none" stroke="currentColor" ' +
@@ -572,6 +707,7 @@ function toggleSound() {
 
 function setView(v) {
   soundFor(app.view, v);
+  const old = app.view;
   app.view = v;
   $('rules-link').href = '/rules?game=' + encodeURIComponent(v.game);
   // A previewed TriGolden placement lasts while it is still a legal click of this position.
@@ -586,8 +722,10 @@ function setView(v) {
   else if (v.game === 'banqi') drawBanqi(v);
   else drawBattleNumber(v);
   drawHintMarks(v);
+  animateStep(old, v);
   document.body.classList.toggle('rotated-view', faceToFace());
   drawSide(v);
+  drawResult(v);
   drawTrackers(v);
   recordMatch(v);
   showHintText();
@@ -642,6 +780,7 @@ function drawTrackers(v) {
       const c = b.colours[i];
       colour = c === 'red' ? '#b3261e' : c === 'black' ? '#1d1d1d' : '#8a6a3c';
       parts.push(c ? t(c) : t('no_colours'));
+      if (c) parts.push(t('captured_n', { n: bqCaptured(b, c === 'red' ? 'black' : 'red').length }));
     } else {
       const mod = boardModule(v.game);
       if (mod && mod.tracker) parts.push(...mod.tracker(v, i));
@@ -650,6 +789,7 @@ function drawTrackers(v) {
     const sw = document.createElement('span'); sw.className = 'swatch'; sw.style.background = colour; box.appendChild(sw);
     const name = document.createElement('b'); name.textContent = seatName(seat); box.appendChild(name);
     box.appendChild(document.createTextNode(' · ' + parts.join(' · ')));
+    if (v.game === 'banqi') bqTray(box, b, seat);
     box.classList.toggle('active', !v.outcome && v.to_move === seat);
     box.dataset.seat = seat;
   }
@@ -718,8 +858,6 @@ function drawSide(v) {
     h.appendChild(li);
   }
   h.scrollTop = h.scrollHeight;
-  const tz = -new Date().getTimezoneOffset();
-  $('svg').href = app.id ? '/api/games/' + app.id + '/board.svg?lang=' + lang + '&tz=' + tz : '#';
 }
 
 function updateButtons() {
@@ -841,6 +979,7 @@ function restoreChoice() {
 async function loadBoards() {
   let info;
   try { info = await api('GET', '/api/info'); } catch (e) { return; }
+  app.boards = info.boards || {};
   const menu = $('game');
   for (const [name, b] of Object.entries(info.boards || {})) {
     if (!b.module || boardModule(name)) continue;
@@ -1038,16 +1177,41 @@ function bqClick(sq) {
 
 // TriGolden ----------------------------------------------------------------
 
-const TG = { box: null, drag: null, auto: true };
+const TG = { box: null, drag: null, auto: true, centre: [0, 0], openZoom: 1, count: 0 };
 
 function tgPts(points) { return points.map(([x, y]) => `${x},${-y}`).join(' '); }
 
-// Rotates a board point (x, y in the engine's frame, y up) into the view: SVG y down, then the
-// view's angle about the origin (the first piece's centre).
-function tgRot([x, y]) {
-  const a = (app.angle * Math.PI) / 180, c = Math.cos(a), s0 = Math.sin(a);
-  return [x * c + y * s0, x * s0 - y * c];
+// The centre of a polygon (its area's centroid), in the engine's frame.
+function centroid(points) {
+  let a = 0, cx = 0, cy = 0;
+  points.forEach(([x0, y0], i) => {
+    const [x1, y1] = points[(i + 1) % points.length], c = x0 * y1 - x1 * y0;
+    a += c; cx += (x0 + x1) * c; cy += (y0 + y1) * c;
+  });
+  return a ? [cx / (3 * a), cy / (3 * a)] : points[0];
 }
+
+// Turns a board point (x, y in the engine's frame, y up) into the view: about `c` (the first
+// piece's centre, the board's centre on screen), SVG y down, then the view's angle.
+function tgRot([x, y], c = TG.centre) {
+  const a = (app.angle * Math.PI) / 180, cs = Math.cos(a), sn = Math.sin(a);
+  const X = x - c[0], Y = c[1] - y;
+  return [X * cs - Y * sn, X * sn + Y * cs];
+}
+
+// The board's centre in the engine's frame: the first piece's centre once it is placed, and
+// before that the centre of the piece chosen for the opening (the engine lays an opening piece
+// from a corner; the designer asks that its centre sit at the board's centre).
+function tgCentre(v) {
+  const b = v.board;
+  if (b.pieces.length) return centroid(b.pieces[0].points);
+  const l = v.legal.find((q) => q.target === null && q.shape === app.tg.shape && q.mirror === app.tg.mirror && q.points);
+  return l ? centroid(l.points) : [0, 0];
+}
+
+// Half the side of the square view of the opening board, before zoom: room for any piece
+// turned any way about its centre, and for the toolbar along the bottom.
+const TG_OPENING_HALF = 4;
 
 function drawTriGolden(v) {
   const svg = $('board');
@@ -1055,20 +1219,46 @@ function drawTriGolden(v) {
   $('zoom').hidden = false;
   const b = v.board;
   const st = app.tg;
+  // A chosen shape that can no longer be played (none left, or no legal place) gives way to
+  // the first one that can.
+  if (humanTurn(v) && v.legal.length && !v.legal.some((l) => l.shape === st.shape && l.mirror === st.mirror)) {
+    st.shape = v.legal[0].shape; st.mirror = v.legal[0].mirror; st.target = null; st.preview = null;
+  }
+  TG.centre = tgCentre(v);
+  // Back to an empty board (undo, a new game): the opening's view starts over unzoomed.
+  if (!b.pieces.length && TG.count) { TG.openZoom = 1; TG.auto = true; }
+  TG.count = b.pieces.length;
   // Bounds (in the turned view) of pieces and legal ghosts, for the first view and "fit".
   let x0 = -2, y0 = -2, x1 = 2, y1 = 2;
   const grow = (pts) => { for (const p of pts) { const [x, y] = tgRot(p); x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, y); y1 = Math.max(y1, y); } };
   b.pieces.forEach((p) => grow(p.points));
   v.legal.forEach((l) => l.points && grow(l.points));
-  // A margin all round, and more at the bottom for the toolbar.
-  const fit = [x0 - 1, y0 - 1, x1 - x0 + 2, y1 - y0 + 2.6];
-  // The view follows the figure as it grows (and shrinks on undo) until the reader pans or
-  // zooms; "fit" hands it back to the figure.
-  if (!TG.box || TG.auto || !b.pieces.length) { TG.box = fit; TG.auto = true; }
+  let fit;
+  if (b.pieces.length <= 1) {
+    // The opening and its answer: a square about the board's centre, so the first piece sits
+    // in the middle of the board (the opening's square has a fixed size: it must not breathe
+    // while the view turns).
+    const h = b.pieces.length ? Math.max(TG_OPENING_HALF, -x0 + 1.6, x1 + 1.6, -y0 + 1.6, y1 + 1.6) : TG_OPENING_HALF;
+    fit = [-h, -h, 2 * h, 2 * h];
+  } else {
+    // A margin all round, and more at the bottom for the toolbar.
+    fit = [x0 - 1, y0 - 1, x1 - x0 + 2, y1 - y0 + 2.6];
+  }
   TG.fit = fit;
+  if (!b.pieces.length) {
+    // The empty board zooms about its centre, and keeps its zoom while the view turns.
+    const k = TG.openZoom;
+    TG.box = fit.map((q) => q * k);
+  } else if (!TG.box || TG.auto) {
+    // The view follows the figure as it grows (and shrinks on undo) until the reader pans or
+    // zooms; "fit" hands it back to the figure.
+    TG.box = fit; TG.auto = true;
+  }
   svg.setAttribute('viewBox', TG.box.join(' '));
-  // Everything in one group turned by the view's angle; labels turn back to stay upright.
-  const root = el('g', { id: 'tg-root', transform: `rotate(${app.angle})` }, svg);
+  // Everything in one group, moved so the board's centre is the view's origin and turned by
+  // the view's angle; labels turn back to stay upright.
+  const [ox, oy] = TG.centre;
+  const root = el('g', { id: 'tg-root', transform: `rotate(${app.angle}) translate(${-ox} ${oy})` }, svg);
   const upright = (x, y) => `rotate(${-app.angle} ${x} ${y})`;
   const last = lastTurn(v);
   const mine = humanTurn(v) ? v.legal.filter((l) => l.shape === st.shape && l.mirror === st.mirror) : [];
@@ -1165,10 +1355,18 @@ function drawTriGolden(v) {
         const btn = document.createElement('button');
         btn.type = 'button';
         btn.dataset.shape = i; btn.dataset.mirror = mirror;
-        const sample = v.legal.find((l) => l.shape === i && l.mirror === mirror && l.points);
-        if (sample) btn.appendChild(shapeIcon(sample.points, v.to_move));
-        btn.appendChild(document.createTextNode(name + (mirror ? "' " + t('mirror') : '') + ' (' + t('stock') + ' ' + b.stock[seat][i] + ')'));
-        const usable = !!sample || v.legal.some((l) => l.shape === i && l.mirror === mirror);
+        // The icon is the piece as the opening lays it, turned with the view: the same on
+        // every turn, and on the opening board exactly the piece the player is about to place.
+        const outline = (b.outlines || [])[i]?.[mirror ? 1 : 0];
+        if (outline) btn.appendChild(shapeIcon(outline, v.to_move));
+        // On a phone the words "mirror" and "left" go (CSS): "A′ (9)".
+        const words = (text, cls) => { const w = document.createElement('span'); w.textContent = text; if (cls) w.className = cls; btn.appendChild(w); };
+        words(name + (mirror ? "'" : ''));
+        if (mirror) words(' ' + t('mirror'), 'long');
+        words(' (');
+        words(t('stock') + ' ', 'long');
+        words(b.stock[seat][i] + ')');
+        const usable = v.legal.some((l) => l.shape === i && l.mirror === mirror);
         btn.disabled = !usable;
         if (st.shape === i && st.mirror === mirror) btn.classList.add('chosen');
         btn.addEventListener('click', () => { st.shape = i; st.mirror = mirror; st.target = null; st.preview = null; drawTriGolden(app.view); updateButtons(); });
@@ -1191,16 +1389,17 @@ function cancelPreview() {
   if (app.view) setView(app.view);
 }
 
-// A small picture of a piece from one of its placements (its polygon, scaled into the icon).
+// A small picture of a piece (its corners in the engine's frame), turned as the view is turned.
 function shapeIcon(points, owner) {
-  const xs = points.map((p) => p[0]), ys = points.map((p) => -p[1]);
+  const turned = points.map((p) => tgRot(p, centroid(points)));
+  const xs = turned.map((p) => p[0]), ys = turned.map((p) => p[1]);
   const x0 = Math.min(...xs), y0 = Math.min(...ys), w = Math.max(...xs) - x0, h = Math.max(...ys) - y0;
   const m = Math.max(w, h) * 0.1, size = Math.max(w, h) + 2 * m;
   const icon = document.createElementNS(SVGNS, 'svg');
   icon.setAttribute('viewBox', `${x0 - m - (size - w - 2 * m) / 2} ${y0 - m - (size - h - 2 * m) / 2} ${size} ${size}`);
   icon.setAttribute('class', 'shape-icon');
   const [fill, ink] = OWNER[owner] || ['#fff', '#333'];
-  el('polygon', { points: tgPts(points), fill, stroke: ink, 'stroke-width': size * 0.04 }, icon);
+  el('polygon', { points: turned.map((p) => p.join(',')).join(' '), fill, stroke: ink, 'stroke-width': size * 0.04 }, icon);
   return icon;
 }
 
@@ -1216,6 +1415,14 @@ function lastTurn(v) {
 // Pan (drag) and zoom (wheel, buttons) of the TriGolden view.
 function zoom(f, cx, cy) {
   if (!TG.box) return;
+  if (app.view && app.view.game === 'trigolden' && !app.view.board.pieces.length) {
+    // The empty board zooms about its centre, where the first piece goes (the designer's
+    // request), and keeps its zoom while the view turns.
+    TG.openZoom *= f;
+    TG.box = TG.fit.map((q) => q * TG.openZoom);
+    $('board').setAttribute('viewBox', TG.box.join(' '));
+    return;
+  }
   const [x, y, w, h] = TG.box;
   cx = cx ?? x + w / 2; cy = cy ?? y + h / 2;
   TG.box = [cx - (cx - x) * f, cy - (cy - y) * f, w * f, h * f];
@@ -1224,8 +1431,9 @@ function zoom(f, cx, cy) {
 }
 
 // Pointer input on the TriGolden board: one finger or the mouse pans (on the empty opening
-// board it turns the view instead, in whole degrees); two fingers pinch to zoom about their
-// midpoint; the wheel zooms about the pointer.
+// board it turns the first piece instead, about the board's centre, in whole degrees); two
+// fingers pinch to zoom about their midpoint; the wheel zooms about the pointer (the empty
+// board zooms about its centre).
 function setupPanZoom() {
   const svg = $('board');
   const pointers = new Map();
@@ -1246,22 +1454,24 @@ function setupPanZoom() {
   }, { passive: false });
   svg.addEventListener('pointerdown', (e) => {
     if (!tgOn()) return;
+    const v = app.view;
+    const opening = !v.board.pieces.length && humanTurn(v);
+    // A press on a ghost or a target is a click, except on the opening board, where a drag
+    // that starts on the piece turns it like any other (a press without a move still clicks).
     const cls = e.target.classList;
-    if (cls.contains('ghost') || cls.contains('target') || e.target.closest('.ghost-tag')) return;
+    if (!opening && (cls.contains('ghost') || cls.contains('target') || e.target.closest('.ghost-tag'))) return;
     pointers.set(e.pointerId, { x: e.clientX, y: e.clientY });
     if (pointers.size === 2) {
       const [a, b] = [...pointers.values()];
-      TG.drag = null;
-      TG.pinch = { d: Math.hypot(a.x - b.x, a.y - b.y), box: TG.box.slice() };
+      TG.drag = null; TG.rotating = null;
+      TG.pinch = { d: Math.hypot(a.x - b.x, a.y - b.y), box: TG.box.slice(), openZoom: TG.openZoom };
       return;
     }
-    const v = app.view;
-    if (!v.board.pieces.length && humanTurn(v)) {
-      // The opening: a drag turns the view about the board's centre.
+    if (opening) {
+      // The opening: a drag turns the first piece (the view) about the board's centre.
       const r = svg.getBoundingClientRect();
       const c = [r.left + r.width / 2, r.top + r.height / 2];
-      TG.rotating = { c, a0: Math.atan2(e.clientY - c[1], e.clientX - c[0]), angle: app.angle };
-      $('angle').hidden = false;
+      TG.rotating = { c, a0: Math.atan2(e.clientY - c[1], e.clientX - c[0]), angle: app.angle, x: e.clientX, y: e.clientY, moved: false };
     } else TG.drag = { x: e.clientX, y: e.clientY, box: TG.box.slice() };
   });
   window.addEventListener('pointermove', (e) => {
@@ -1271,11 +1481,15 @@ function setupPanZoom() {
     if (TG.pinch && pointers.size === 2) {
       const [a, b] = [...pointers.values()];
       const f = TG.pinch.d / Math.max(1, Math.hypot(a.x - b.x, a.y - b.y));
-      TG.box = TG.pinch.box.slice();
+      TG.box = TG.pinch.box.slice(); TG.openZoom = TG.pinch.openZoom;
       const [cx, cy] = toBox({ clientX: (a.x + b.x) / 2, clientY: (a.y + b.y) / 2 });
       zoom(f, cx, cy);
     } else if (TG.rotating) {
       const { c, a0, angle } = TG.rotating;
+      // A few pixels of jitter in a tap are not a turn.
+      if (!TG.rotating.moved && Math.hypot(e.clientX - TG.rotating.x, e.clientY - TG.rotating.y) < 4) return;
+      TG.rotating.moved = true;
+      $('angle').hidden = false;
       const a = Math.atan2(e.clientY - c[1], e.clientX - c[0]);
       app.angle = Math.round(angle + ((a - a0) * 180) / Math.PI);
       app.angle = ((app.angle % 360) + 360) % 360;
@@ -1294,7 +1508,9 @@ function setupPanZoom() {
     if (pointers.size < 2) TG.pinch = null;
     if (!pointers.size) {
       TG.drag = null;
-      if (TG.rotating) { TG.rotating = null; if (app.view) drawTriGolden(app.view); }
+      // A turn redraws once more (the angle's label goes); a tap leaves the board alone so
+      // that its click reaches the piece under it.
+      if (TG.rotating) { const moved = TG.rotating.moved; TG.rotating = null; if (moved && app.view) drawTriGolden(app.view); }
     }
   };
   window.addEventListener('pointerup', up);
@@ -1302,7 +1518,7 @@ function setupPanZoom() {
   // The buttons zoom about the view's centre.
   $('zoom-in').addEventListener('click', () => zoom(1 / 1.25));
   $('zoom-out').addEventListener('click', () => zoom(1.25));
-  $('zoom-fit').addEventListener('click', () => { TG.box = TG.fit.slice(); zoom(1); TG.auto = true; });
+  $('zoom-fit').addEventListener('click', () => { TG.openZoom = 1; TG.box = TG.fit.slice(); zoom(1); TG.auto = true; });
 }
 
 // The rotate button: from now on, on the second player's turn the board with its toolbar and
@@ -1312,6 +1528,66 @@ function rotateBoard() {
   app.facing = !app.facing;
   $('rotate').setAttribute('aria-pressed', String(app.facing));
   if (app.view) setView(app.view);
+}
+
+// The download button: the board exactly as it is drawn on this page (the view's turn and zoom,
+// face to face included), serialised with its look inlined, and a caption of the game, the
+// local time, whose turn or the result, and the score. Ghosts, hints and clickable squares
+// are the page's, not the position's, and stay out. The name is the designer's:
+// BraceTheTriGolden_yyyymmdd_hhiiss.svg (each game its own stem).
+function boardSvg(when) {
+  const v = app.view, src = $('board');
+  const r = src.getBoundingClientRect();
+  const W = Math.round(r.width), H = Math.round(r.height);
+  const clone = src.cloneNode(true);
+  const look = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-dasharray', 'stroke-opacity', 'opacity',
+    'font-family', 'font-size', 'font-weight', 'visibility'];
+  const from = [...src.querySelectorAll('*')], to = [...clone.querySelectorAll('*')];
+  from.forEach((n, i) => {
+    const cs = getComputedStyle(n);
+    to[i].setAttribute('style', look.map((p) => `${p}:${cs.getPropertyValue(p)}`).join(';'));
+  });
+  clone.querySelectorAll('.ghost, .ghost-tag, .hint-tag, .hint-mark').forEach((n) => n.remove());
+  clone.querySelectorAll('.sq.legal, .sq.pending').forEach((n) => { n.style.fill = 'transparent'; n.style.stroke = 'none'; });
+  clone.querySelectorAll('[tabindex], [role]').forEach((n) => { n.removeAttribute('tabindex'); n.removeAttribute('role'); });
+  const board = document.createElementNS(SVGNS, 'svg');
+  for (const a of ['viewBox', 'preserveAspectRatio']) if (src.getAttribute(a)) board.setAttribute(a, src.getAttribute(a));
+  board.setAttribute('width', W); board.setAttribute('height', H);
+  while (clone.firstChild) board.appendChild(clone.firstChild);
+  const title = (app.boards[v.game] || {})[lang === 'zh' ? 'title_zh' : 'title'] || v.game;
+  const lines = [`${title} · ${when}`, $('status').textContent, $('scores').textContent].filter((x) => x);
+  const band = 12 + 22 * lines.length;
+  const out = document.createElementNS(SVGNS, 'svg');
+  out.setAttribute('xmlns', SVGNS);
+  out.setAttribute('width', W); out.setAttribute('height', H + band);
+  out.setAttribute('viewBox', `0 0 ${W} ${H + band}`);
+  el('rect', { width: W, height: H + band, fill: '#ffffff' }, out);
+  el('rect', { width: W, height: H, rx: 8, fill: getComputedStyle(src).backgroundColor }, out);
+  // Face to face the page shows the board turned half round: so does the file.
+  const g = el('g', faceToFace() ? { transform: `rotate(180 ${W / 2} ${H / 2})` } : {}, out);
+  g.appendChild(board);
+  lines.forEach((line, i) => {
+    const tx = el('text', { x: 12, y: H + 26 + 22 * i, 'font-size': 16, 'font-family': 'system-ui, sans-serif', fill: '#222' }, out);
+    tx.textContent = line;
+  });
+  return new XMLSerializer().serializeToString(out);
+}
+
+function downloadBoard(e) {
+  e.preventDefault();
+  if (!app.view) return;
+  const d = new Date(), two = (n) => String(n).padStart(2, '0');
+  const day = `${d.getFullYear()}${two(d.getMonth() + 1)}${two(d.getDate())}`;
+  const time = `${two(d.getHours())}${two(d.getMinutes())}${two(d.getSeconds())}`;
+  const off = -d.getTimezoneOffset();
+  const zone = `UTC${off < 0 ? '-' : '+'}${Math.floor(Math.abs(off) / 60)}:${two(Math.abs(off) % 60)}`;
+  const when = `${day.slice(0, 4)}-${day.slice(4, 6)}-${day.slice(6)} ${two(d.getHours())}:${two(d.getMinutes())} (${zone})`;
+  const stem = (app.boards[app.view.game] || {}).svg_name || app.view.game;
+  const url = URL.createObjectURL(new Blob([boardSvg(when)], { type: 'image/svg+xml' }));
+  const a = document.createElement('a');
+  a.href = url; a.download = `${stem}_${day}_${time}.svg`;
+  document.body.appendChild(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 function setupKeys() {
@@ -1366,6 +1642,7 @@ async function init() {
   $('hint').addEventListener('click', () => askHint());
   $('pause').addEventListener('click', () => { app.paused = !app.paused; updateButtons(); if (!app.paused) maybeAi(); });
   $('rotate').addEventListener('click', () => rotateBoard());
+  $('svg').addEventListener('click', downloadBoard);
   $('arbitrate').addEventListener('click', () => askArbitration(false));
   $('confirm').addEventListener('click', () => confirmPreview());
   $('cancel').addEventListener('click', () => cancelPreview());
@@ -1396,6 +1673,7 @@ init();
 window.zeroplay = {
   view: () => app.view && Object.assign({ id: app.id }, app.view),
   sounds: () => app.sounds.slice(),
+  animations: () => app.animations,
   // Deletes the game on screen on the server (with its secret), as a page left for another.
   drop: () => (app.id ? api('DELETE', '/api/games/' + app.id).then(() => 0, () => 0) : 0),
   idle: () => !app.busy && !!app.view &&

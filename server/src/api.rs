@@ -173,11 +173,12 @@ async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
     let micros = state.ai_micros.load(Ordering::Relaxed);
     Json(json!({
         "games": GameKind::NAMES,
-        // Each game's names and, where the page does not draw it itself, its board module.
+        // Each game's names, its board download's file name, and, where the page does not draw it
+        // itself, its board module.
         "boards": GameKind::ALL.map(|k| {
             let p = k.pack();
             let module = (!p.board_js.is_empty()).then(|| format!("/boards/{k}.js"));
-            (k.name().to_string(), json!({ "title": p.title, "title_zh": p.title_zh, "module": module }))
+            (k.name().to_string(), json!({ "title": p.title, "title_zh": p.title_zh, "module": module, "svg_name": p.svg_name }))
         }).into_iter().collect::<serde_json::Map<_, _>>(),
         // Each game's model version (0: no network yet). `model_version` alone is Battle
         // Number's (the default game's), as before the server hosted other games; kept for

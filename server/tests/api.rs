@@ -183,6 +183,8 @@ fn a_battle_number_game_against_the_ai_with_undo_redo_and_replay() {
         assert_eq!(info["model_versions"][game], 0, "{info}");
         assert!(info["agents"][game].is_string(), "{info}");
     }
+    // The page names its own board downloads as the server names its renders.
+    assert_eq!(info["boards"]["trigolden"]["svg_name"], "BraceTheTriGolden", "{info}");
     assert_eq!(s.raw("GET", "/healthz", None, "text/plain").0, 200);
     assert_eq!(s.raw("GET", "/readyz", None, "text/plain").0, 200);
     assert_eq!(s.call("DELETE", &format!("/api/games/{id}"), None).0, 204);

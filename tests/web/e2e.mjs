@@ -68,6 +68,15 @@ try {
   const kept = await page.textContent('#think-text');
   if (!/searched|思考/.test(kept)) fail('the last search line is not kept');
   if (/[A-Z]\dr\d|depth|simulations/.test(kept)) fail('the last search line speaks in codes: ' + kept);
+  // The end-of-game panel: the result and each player's score taken apart (regions,
+  // extraction), adding up to the game's score.
+  if (!(await page.isVisible('#result'))) fail('no end-of-game panel');
+  const breakdown = await page.$$eval('#result tr[data-seat]', (rs) => rs.map((r) => [...r.cells].slice(1).map((c) => c.textContent)));
+  const signed = (x) => Number(x.replace('+', ''));
+  const firstRow = breakdown[0] || [];
+  if (breakdown.length !== 2 || signed(firstRow[0]) + signed(firstRow[1]) !== end.board.score_first || signed(firstRow[3]) !== end.board.score_first) {
+    fail('end-of-game breakdown ' + JSON.stringify(breakdown) + ' for a score of ' + end.board.score_first);
+  }
   await page.screenshot({ path: out + '/battlenumber-end.png' });
   console.log(`battlenumber: ${end.ply} clicks, ${clicks} by the page; ${status}`);
 
@@ -276,7 +285,7 @@ try {
   const angle = Number((angleText.match(/(\d+)°/) || [])[1]);
   if (!(angle > 60 && angle < 120)) fail('a quarter-turn drag turned the view to ' + angleText);
   const turned = await page.$eval('#tg-root', (e) => e.getAttribute('transform'));
-  if (turned !== `rotate(${angle})`) fail('the board is not drawn turned: ' + turned);
+  if (!turned.startsWith(`rotate(${angle}) translate(`)) fail('the board is not drawn turned: ' + turned);
   await page.screenshot({ path: out + '/trigolden-opening-turned.png' });
   await placeOne(); // opening
   if (!(await page.$('#tracker-second.active')) || (await page.$('#tracker-first.active'))) fail('the trackers did not change sides');
@@ -381,6 +390,19 @@ try {
   const faceDown = bq.board.squares.filter((c) => c === 'X').length;
   if ((await page.$$('#board circle.facedown')).length !== faceDown) fail('face-down discs do not match the board');
   if (!bq.history.some((a) => a.startsWith('='))) fail('no flip was revealed');
+  // Each player's tray holds the pieces they took: the opponent colour's sixteen less those
+  // still on the board or face down.
+  for (const [i, seat] of [[0, 'first'], [1, 'second']]) {
+    const mine = bq.board.colours[i];
+    if (!mine) continue;
+    const foe = mine === 'red' ? (c) => c === c.toLowerCase() : (c) => c === c.toUpperCase();
+    const left = bq.board.squares.filter((c) => c && c !== 'X' && foe(c)).length +
+      Object.entries(bq.board.pool).filter(([c]) => foe(c)).reduce((a, [, n]) => a + n, 0);
+    const tray = await page.$$eval(`#tracker-${seat} .tray .cap`, (d) => d.length);
+    if (tray !== 16 - left) fail(`${seat}'s tray shows ${tray} pieces, ${16 - left} taken`);
+  }
+  // Moves slide and flips turn over (the page counts what it animated).
+  if (!((await page.evaluate(() => window.zeroplay.animations())) > 0)) fail('no Banqi move was animated');
   await page.screenshot({ path: out + '/banqi.png' });
   console.log(`banqi: ${bq.ply} actions, ${bqMoves} moves by the page, ${faceDown} face down`);
   // Its replay steps over a flip and its reveal as one move, never stopping between them.

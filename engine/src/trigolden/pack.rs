@@ -193,6 +193,9 @@ players, from the view of the player to move; the layout is in
             "turns_played": self.turns_played(),
             "total_turns": self.total_turns(),
             "scored_points": scored,
+            // Each shape as the opening would lay it, plain then mirrored: the palette draws its
+            // icons from these, so an icon keeps its orientation from turn to turn.
+            "outlines": shapes.iter().map(|s| [false, true].map(|m| corners(&s.oriented(m).0))).collect::<Vec<_>>(),
         })
     }
 
@@ -238,7 +241,11 @@ players, from the view of the player to move; the layout is in
 }
 
 fn points(p: &super::Piece) -> Vec<[f64; 2]> {
-    p.v.iter()
+    corners(&p.v)
+}
+
+fn corners(v: &[super::zomega::Z]) -> Vec<[f64; 2]> {
+    v.iter()
         .map(|z| {
             let (x, y) = z.to_f64();
             [(x * 1e4).round() / 1e4, (y * 1e4).round() / 1e4]

@@ -999,3 +999,27 @@ fn the_user_ai_keeps_the_obligation_whenever_some_turn_does_and_repeats_itself_p
     };
     assert_eq!(turns(4), turns(4));
 }
+
+/// The play page draws its palette icons from `outlines`: each shape, plain and mirrored, as
+/// the opening lays it, so an icon is exactly the opening piece and the same on every turn.
+#[test]
+fn the_board_view_lists_each_shape_as_the_opening_lays_it() {
+    use crate::pack::GamePack;
+    let mut g = new();
+    let outlines = g.board_json()["outlines"].clone();
+    let legal = {
+        let mut v = Vec::new();
+        g.legal_actions(&mut v);
+        g.legal_json(&v)
+    };
+    assert_eq!(outlines.as_array().map(Vec::len), Some(g.options().shapes.shapes.len()));
+    for l in &legal {
+        let (shape, mirror) = (l["shape"].as_u64().unwrap() as usize, l["mirror"].as_bool().unwrap());
+        assert_eq!(outlines[shape][usize::from(mirror)], l["points"], "{l}");
+    }
+    play(&mut g, "open:B'");
+    let mut v = Vec::new();
+    g.legal_actions(&mut v);
+    g.play(v[0]).unwrap();
+    assert_eq!(g.board_json()["outlines"], outlines, "the same outlines on every turn");
+}
