@@ -1555,16 +1555,29 @@ function boardSvg(when) {
   board.setAttribute('width', W); board.setAttribute('height', H);
   while (clone.firstChild) board.appendChild(clone.firstChild);
   const title = (app.boards[v.game] || {})[lang === 'zh' ? 'title_zh' : 'title'] || v.game;
-  const lines = [`${title} · ${when}`, $('status').textContent, $('scores').textContent].filter((x) => x);
+  // Caption lines wrap at spaces to the board's width (about 10 px a character at 16 px; a CJK
+  // character counts twice).
+  // A phone's narrow board gets a file at least 520 px wide, the board centred, so the caption
+  // keeps its lines.
+  const FW = Math.max(W, 520), bx = (FW - W) / 2;
+  const room = FW / 10, width = (x) => [...x].reduce((a, c) => a + (c.charCodeAt(0) > 0x2e80 ? 2 : 1), 0);
+  const lines = [];
+  for (const text of [`${title} · ${when}`, $('status').textContent, $('scores').textContent]) {
+    let line = '';
+    for (const word of text.split(' ')) {
+      if (line && width(line + ' ' + word) > room) { lines.push(line); line = word; } else line = line ? line + ' ' + word : word;
+    }
+    if (line) lines.push(line);
+  }
   const band = 12 + 22 * lines.length;
   const out = document.createElementNS(SVGNS, 'svg');
   out.setAttribute('xmlns', SVGNS);
-  out.setAttribute('width', W); out.setAttribute('height', H + band);
-  out.setAttribute('viewBox', `0 0 ${W} ${H + band}`);
-  el('rect', { width: W, height: H + band, fill: '#ffffff' }, out);
-  el('rect', { width: W, height: H, rx: 8, fill: getComputedStyle(src).backgroundColor }, out);
+  out.setAttribute('width', FW); out.setAttribute('height', H + band);
+  out.setAttribute('viewBox', `0 0 ${FW} ${H + band}`);
+  el('rect', { width: FW, height: H + band, fill: '#ffffff' }, out);
+  el('rect', { x: bx, width: W, height: H, rx: 8, fill: getComputedStyle(src).backgroundColor }, out);
   // Face to face the page shows the board turned half round: so does the file.
-  const g = el('g', faceToFace() ? { transform: `rotate(180 ${W / 2} ${H / 2})` } : {}, out);
+  const g = el('g', { transform: `translate(${bx} 0)` + (faceToFace() ? ` rotate(180 ${W / 2} ${H / 2})` : '') }, out);
   g.appendChild(board);
   lines.forEach((line, i) => {
     const tx = el('text', { x: 12, y: H + 26 + 22 * i, 'font-size': 16, 'font-family': 'system-ui, sans-serif', fill: '#222' }, out);

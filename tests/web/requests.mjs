@@ -253,6 +253,7 @@ async function checkAll(size, lang) {
   const cp = centroid(placed);
   if (!near(cp[0], centre[0], 2) || !near(cp[1], centre[1], 2)) fail(`the placed piece's centre ${cp} is not the board's ${centre}`);
   if (!sameShape(placed, before)) fail('the placed piece is not the piece shown before');
+  await shot('placed');
   ok(1);
 
   // 19: back to the empty board by undo, the view is as at the start (no pan, no zoom).
@@ -312,6 +313,7 @@ async function checkAll(size, lang) {
   check(5);
   const firstTarget = v.history && /^(\d+)\./.exec(v.history[v.history.length - 1])?.[1];
   if (!v.legal.some((l) => String(l.target) === firstTarget)) fail('the second piece may not go on the first one\'s target ' + firstTarget);
+  await shot('second-piece');
   ok(5);
   await placeOne();
   v = await view();
@@ -327,6 +329,7 @@ async function checkAll(size, lang) {
   await page.waitForFunction(() => window.zeroplay.view().ply === 1);
   await idle();
   if (!(await page.$('#tracker-second.active')) || (await lastMarks()) !== '0') fail('after undo: marks ' + (await lastMarks()));
+  await shot('undone');
   await page.click('#redo');
   await page.waitForFunction(() => window.zeroplay.view().ply === 3);
   await idle();
@@ -351,6 +354,7 @@ async function checkAll(size, lang) {
   await page.waitForSelector('#arb-dialog[open]');
   const ruling = await page.textContent('#arb-text');
   if (!/\d/.test(ruling)) fail('arbitration: ' + ruling);
+  await shot('arbitration');
   await page.click('#arb-close');
   ok(8);
 
@@ -400,6 +404,12 @@ async function checkAll(size, lang) {
     fail(`the file has ${inFile} pieces (${onScreen} on screen), turn ${turn}: ${file.slice(0, 200)}`);
   }
   if (!(zh ? /頂鑫棋 · \d{4}-\d\d-\d\d \d\d:\d\d \(UTC\+8:00\)/ : /TriGolden · \d{4}-\d\d-\d\d \d\d:\d\d \(UTC\+8:00\)/).test(file)) fail('caption: no title and local time');
+  // The file as a browser shows it, next to the page's own screenshot.
+  await shot('before-download');
+  const viewer = await context.newPage();
+  await viewer.setContent(file);
+  await viewer.screenshot({ path: `${out}/req-${size}-${lang}-download.png` });
+  await viewer.close();
   ok(21);
 
   // 13: bracing structures score: moves (the AI's, 0.3 s each) until a structure forms; its
@@ -441,6 +451,7 @@ async function checkAll(size, lang) {
   // played through in e2e.mjs, with Battle Number).
   const table = await page.textContent('#match-table');
   if (!(zh ? /第 1 局 · .*先手/ : /Game 1 · .* first/).test(table) || !(zh ? /總分/ : /Total/).test(table)) fail('the match table: ' + table);
+  await shot('match');
   ok(7);
 
   const missing = REQUESTS.map(([n]) => n).filter((n) => !done.has(n));
