@@ -70,7 +70,8 @@ async function checkAll(size, lang) {
   const done = new Set();
   const ok = (n) => { done.add(n); current = null; };
   const check = (n) => { current = `${n} (${size}, ${lang})`; };
-  const shot = (moment) => page.screenshot({ path: `${out}/req-${size}-${lang}-${moment}.png` });
+  // After the page's 260 ms fade-in of new pieces, so a shot shows them as they stay.
+  const shot = async (moment) => { await page.waitForTimeout(300); await page.screenshot({ path: `${out}/req-${size}-${lang}-${moment}.png` }); };
   const idle = () => page.waitForFunction(() => window.zeroplay && window.zeroplay.idle(), null, { timeout: 60000 });
   const view = () => page.evaluate(() => window.zeroplay.view());
   const zh = lang === 'zh';
