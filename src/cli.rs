@@ -165,6 +165,14 @@ pub enum Command {
     ///
     /// Example: zeroplay arena --game banqi -a banqi-ab:time=100ms -b banqi-ab:time=100ms,flip_depth=2,rep=0 -n 20 --out runs/arena-bq && zeroplay draws runs/arena-bq
     Draws(crate::draws_cmd::DrawsArgs),
+    /// What self-play tells the game's designer: from a run's Parquet store, the first
+    /// player's score and win rate with 95% intervals (overall, by model version and by search
+    /// budget), margins, game lengths, how games end, what decides them per game, and rule
+    /// option sets side by side. Writes report.html (SVG plots, English and Chinese) and
+    /// report.json, and prints the verdicts.
+    ///
+    /// Example: zeroplay report --run runs/local
+    Report(crate::report_cmd::ReportArgs),
     /// Measure a run's strength as docs/benchmarks.md does: its best model against the game's
     /// reference opponent (Battle Number, Banqi: the user's rollout MCTS at 100 ms a move;
     /// TriGolden: trigolden-user at 500 ms), side-swapped matches from the documented seeds and

@@ -27,6 +27,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Match(args) => crate::match_cmd::run(args),
         Command::Diagnose(args) => crate::diagnose_cmd::run(args),
         Command::Draws(args) => crate::draws_cmd::run(args),
+        Command::Report(args) => crate::report_cmd::run(args),
         Command::Strength(args) => crate::strength_cmd::run(args),
         Command::Curve(args) => crate::curve_cmd::run(args),
         Command::Tune(args) => crate::tune_cmd::run(args),

@@ -28,6 +28,7 @@ pub mod perft_cmd;
 pub mod pipeline_cmd;
 pub mod play_cmd;
 pub mod render_cmd;
+pub mod report_cmd;
 pub mod settings_cmd;
 pub mod shutdown;
 pub mod strength_cmd;
