@@ -273,6 +273,15 @@ pub struct LocalArgs {
     /// protocol, as `strength`: 100; TriGolden 500).
     #[arg(long)]
     pub measure_ms: Option<u32>,
+    /// The game's rule options (each [decision] of its rules file), KEY=VALUE, comma-separated,
+    /// e.g. `--options scoring=trigolden` for TriGolden: they replace those keys of the
+    /// config's [options.<game>] table. Two runs under two option sets are compared side by
+    /// side by `zeroplay report --data-dir runs/A/games --data-dir runs/B/games`.
+    #[arg(long, value_delimiter = ',')]
+    pub options: Vec<String>,
+    /// Do not write the balance report at the end of the run (runs/<name>/report).
+    #[arg(long)]
+    pub no_report: bool,
 }
 
 /// `zeroplay curve`.
@@ -490,6 +499,10 @@ pub struct ServeArgs {
     /// Follow the best model of this coordinator, e.g. http://127.0.0.1:50051.
     #[arg(long)]
     pub coordinator: Option<String>,
+    /// The balance report to serve at /report: the directory `zeroplay report` wrote (default:
+    /// the report of the run a --model file comes from, runs/NAME/report).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// Token for the coordinator (or set ZEROPLAY_TOKEN).
     #[arg(long, env = "ZEROPLAY_TOKEN", hide_env_values = true)]
     pub token: Option<String>,

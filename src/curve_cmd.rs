@@ -115,6 +115,8 @@ pub fn run(args: CurveArgs) -> Result<()> {
             // The curve measures its snapshots itself, with its own matches and seed.
             measure_matches: 0,
             measure_ms: None,
+            options: Vec::new(),
+            no_report: false,
         })?;
     }
     let snaps = read_snapshots(&snaps_path)?;

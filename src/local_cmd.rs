@@ -40,6 +40,11 @@ pub fn local(args: LocalArgs) -> Result<()> {
     let handle = rt.handle().clone();
     let (trained, interrupted) = rt.block_on(run(&args, cfg, tcfg, &handle, device, snapshots))?;
     drop(rt);
+    // The designer's balance report of the run's games (a second or so), before the
+    // play-time measurement, which a user may stop.
+    if !args.no_report {
+        balance_report(&run_dir);
+    }
     if trained && args.measure_matches > 0 {
         if interrupted {
             // Stopped by hand: the user wants their machine back, not another minute of play.
@@ -52,6 +57,45 @@ pub fn local(args: LocalArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// `table` with `KEY=VALUE` pairs set: a value is read as TOML (`true`, `3`), else as text
+/// (`scoring=trigolden`).
+///
+/// # Errors
+/// A pair without `=`.
+pub fn option_table(mut table: toml::Table, pairs: &[String]) -> Result<toml::Table> {
+    for pair in pairs {
+        let (k, v) = pair
+            .split_once('=')
+            .with_context(|| format!("--options {pair:?}: expected KEY=VALUE, e.g. scoring=trigolden"))?;
+        let value = toml::from_str::<toml::Table>(&format!("v = {v}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(v.to_string()));
+        table.insert(k.trim().to_string(), value);
+    }
+    Ok(table)
+}
+
+/// Writes the run's balance report to `run_dir/report` and prints its verdicts; a failure is
+/// reported, not fatal (the run itself is done).
+fn balance_report(run_dir: &std::path::Path) {
+    let games = run_dir.join("games");
+    let built = report::build(std::slice::from_ref(&games), |_, _| {})
+        .map_err(|e| e.to_string())
+        .and_then(|r| report::write(&r, &run_dir.join("report")).map(|p| (r, p)).map_err(|e| e.to_string()));
+    match built {
+        Ok((r, page)) => {
+            print!("{}", crate::report_cmd::summary(&r));
+            println!(
+                "balance report: {} (zeroplay serve --report {} serves it at /report)",
+                page.display(),
+                run_dir.join("report").display()
+            );
+        }
+        Err(e) => eprintln!("balance report not written: {e}"),
+    }
 }
 
 /// The coordinator's and the trainer's configurations for a local run: the files given (or
@@ -87,6 +131,9 @@ fn configs(args: &LocalArgs) -> Result<(CoordinatorConfig, PipelineConfig)> {
     cfg.checks.resign_rate = 0.0;
     if let Some(seed) = args.seed {
         cfg.seed = seed;
+    }
+    if !args.options.is_empty() {
+        cfg.options = cfg.options.clone().with(kind, option_table(cfg.options.table(kind), &args.options)?);
     }
     cfg.validate()?;
     let mut tcfg = match args.train_config.as_deref() {

@@ -108,6 +108,9 @@ pub fn serve(args: crate::cli::ServeArgs) -> Result<()> {
     if let Some(t) = args.token {
         cfg.token = t;
     }
+    if let Some(r) = args.report {
+        cfg.report = Some(r);
+    }
     cfg.validate().map_err(|e| anyhow::anyhow!("serve config: {e}"))?;
     runtime()?.block_on(async {
         let listener = zeroplay_net::bind(&cfg.listen, &cfg.connections)

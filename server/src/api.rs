@@ -67,6 +67,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/style.css", get(move |h: HeaderMap| async move { css.serve(&h) }))
         .route("/rules", get(move |h: HeaderMap| async move { rules.serve(&h) }))
         .route("/boards/{file}", get(board_module))
+        .route("/report", get(crate::report::page))
+        .route("/report.json", get(crate::report::json))
         .route("/api/info", get(info))
         .route("/api/games", post(create))
         .route("/api/games/{id}", get(show).delete(remove))

@@ -97,6 +97,12 @@ pub struct ServeConfig {
     /// handshake and idle timeouts. The idle timeout must outlast `max_ai_ms`, as nothing
     /// crosses the connection while the AI thinks.
     pub connections: zeroplay_net::Connections,
+    /// The designer's balance report to serve at `/report` (and `/report.json`): the
+    /// directory `zeroplay report` wrote (`runs/NAME/report`). Unset: the report of the run a
+    /// served model file comes from (`runs/NAME/trainer/models/…` → `runs/NAME/report`), if
+    /// there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub report: Option<PathBuf>,
     /// Deprecated: `[games.battlenumber] model`. Read for one release.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<PathBuf>,
@@ -141,6 +147,7 @@ impl Default for ServeConfig {
             leaf: LeafSettings::served(),
             options: None,
             connections: zeroplay_net::Connections::default(),
+            report: None,
             model: None,
             banqi_model: None,
             trigolden_model: None,

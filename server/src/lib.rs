@@ -37,6 +37,7 @@ mod download;
 mod hosted;
 pub mod metrics;
 pub mod replay;
+mod report;
 pub mod served;
 pub mod table;
 

@@ -942,3 +942,27 @@ fn only_the_creator_changes_a_game_and_ids_cannot_be_guessed() {
     s.ok("POST", &format!("/api/games/{id}/click"), Some(json!({"action": "d3"})));
     assert_eq!(s.call("DELETE", &format!("/api/games/{id}"), None).0, 204);
 }
+
+/// `/report` serves the balance report `zeroplay report` wrote, read again on each request;
+/// without one it says how to make one.
+#[test]
+fn the_balance_report_is_served_when_there_is_one() {
+    let none = Server::start(quick());
+    let (status, _, body) = none.raw("GET", "/report", None, "text/html");
+    assert_eq!(status, 404);
+    assert!(String::from_utf8_lossy(&body).contains("zeroplay report --run"));
+    assert_eq!(none.call("GET", "/report.json", None).0, 404);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("report.html"), "<html>balance one</html>").unwrap();
+    std::fs::write(dir.path().join("report.json"), "{\"games\": 7}").unwrap();
+    let s = Server::start(ServeConfig { report: Some(dir.path().to_path_buf()), ..quick() });
+    let (status, head, body) = s.raw("GET", "/report", None, "text/html");
+    assert_eq!(status, 200);
+    assert!(head.to_ascii_lowercase().contains("text/html"), "{head}");
+    assert_eq!(body, b"<html>balance one</html>");
+    assert_eq!(s.ok("GET", "/report.json", None)["games"], 7);
+    // Written again: the next request shows the new report.
+    std::fs::write(dir.path().join("report.html"), "<html>balance two</html>").unwrap();
+    assert_eq!(s.raw("GET", "/report", None, "text/html").2, b"<html>balance two</html>");
+}
