@@ -16,11 +16,12 @@ static ONE_BROWSER: Mutex<()> = Mutex::new(());
 
 /// Runs `tests/web/<script>` against a fresh `zeroplay serve`, stops the server as a user's
 /// Ctrl-C would, and returns the script's output and the screenshot folder.
-fn run_script(script: &str, done: &str) -> (String, PathBuf) {
+fn run_script(script: &str, done: &str, serve_args: &[&str]) -> (String, PathBuf) {
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let (modules, chromium) = common::browser();
     let mut server = Command::new(env!("CARGO_BIN_EXE_zeroplay"))
         .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(serve_args)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .spawn()
@@ -67,7 +68,7 @@ fn assert_shots(shots: &std::path::Path, names: &[&str]) {
 
 #[test]
 fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
-    let (_, shots) = run_script("e2e.mjs", "e2e ok");
+    let (_, shots) = run_script("e2e.mjs", "e2e ok", &[]);
     assert_shots(
         &shots,
         &["battlenumber-end.png", "replay.png", "trigolden-turn.png", "trigolden-zh-phone.png", "toy.png"],
@@ -78,7 +79,7 @@ fn play_battle_number_and_a_trigolden_turn_by_clicking_in_chromium() {
 /// English and in Chinese.
 #[test]
 fn every_trigolden_request_of_the_designer_holds_at_both_sizes_in_both_languages() {
-    let (text, shots) = run_script("requests.mjs", "requests ok");
+    let (text, shots) = run_script("requests.mjs", "requests ok", &[]);
     for (size, lang) in [("desktop", "en"), ("phone", "zh"), ("desktop", "zh"), ("phone", "en")] {
         for n in 1..=21 {
             let line = format!("{size} {lang} {n:>2} ok");
@@ -89,4 +90,62 @@ fn every_trigolden_request_of_the_designer_holds_at_both_sizes_in_both_languages
         &shots,
         &["req-desktop-en-opening.png", "req-phone-zh-turned.png", "req-phone-en-scored.png"],
     );
+}
+
+/// The balance report, written by `zeroplay report` (its own process) from a small store of
+/// self-play games under two TriGolden scoring rules and of Battle Number, served at /report
+/// and opened in Chromium in both languages.
+#[test]
+fn the_balance_report_opens_in_chromium_in_both_languages() {
+    use engine::Game;
+    use engine::eval::Rollout;
+    use engine::selfplay::{SelfPlaySettings, play_game};
+    use engine::trigolden::{Options, ScoringMode, TriGolden};
+    fn store<G: engine::Game>(dir: &std::path::Path, name: &str, start: &G, seeds: std::ops::Range<u64>) {
+        let s = SelfPlaySettings {
+            full_sims: 8,
+            fast_sims: 0,
+            resign_threshold: -1.0,
+            ..SelfPlaySettings::default()
+        };
+        let limits = zeroplay_coordinator::games::Limits::default().for_settings(&s);
+        let mut rows = Vec::new();
+        for seed in seeds {
+            let g = play_game(start, &s, &Rollout::default(), seed);
+            let record = zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0);
+            rows.extend(zeroplay_coordinator::games::validate(&record, &limits).unwrap());
+        }
+        zeroplay_coordinator::rows::write_file(dir, name, &rows, "test").unwrap();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let games = tmp.path().join("games");
+    std::fs::create_dir_all(&games).unwrap();
+    store(&games, "games-1-3.parquet", &TriGolden::new_game(&Options::default()), 0..3);
+    let other = Options { scoring: ScoringMode::Trigolden, ..Options::default() };
+    store(&games, "games-4-6.parquet", &TriGolden::new_game(&other), 3..6);
+    store(
+        &games,
+        "games-7-9.parquet",
+        &engine::battlenumber::BattleNumber::new_game(&Default::default()),
+        6..9,
+    );
+    let out = tmp.path().join("report");
+    let made = Command::new(env!("CARGO_BIN_EXE_zeroplay"))
+        .args(["report", "--data-dir"])
+        .arg(&games)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&made.stdout);
+    assert!(made.status.success(), "{printed}{}", String::from_utf8_lossy(&made.stderr));
+    assert!(printed.contains("9 games from 3 files (0 left out)"), "{printed}");
+    assert!(
+        printed.contains("scoring=trigolden") && printed.contains("too few games for a verdict"),
+        "{printed}"
+    );
+    let (text, shots) =
+        run_script("report.mjs", "report ok: 9 games, 3 sections", &["--report", out.to_str().unwrap()]);
+    assert!(text.contains("report ok"), "{text}");
+    assert_shots(&shots, &["report-en.png", "report-zh.png"]);
 }

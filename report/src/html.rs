@@ -318,7 +318,7 @@ document.getElementById('lang').addEventListener('click',()=>{zh=!zh;localStorag
 /// The whole page.
 pub fn page(r: &Report) -> String {
     let mut s = String::from(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>zeroplay balance report</title><style>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>zeroplay balance report</title><link rel=\"icon\" href=\"data:,\"><style>",
     );
     s.push_str(STYLE);
     let _ = write!(
