@@ -505,3 +505,41 @@ fn say(bar: &indicatif::ProgressBar, line: impl AsRef<str>) {
         bar.println(line);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_read_as_toml_values_else_as_text() {
+        let mut base = toml::Table::new();
+        base.insert("hole-rule".into(), toml::Value::String("border-connected".into()));
+        let t =
+            option_table(base, &["scoring=trigolden".into(), "rule6-new-point=true".into(), " n = 3".into()])
+                .unwrap();
+        assert_eq!(t["scoring"], toml::Value::String("trigolden".into()));
+        assert_eq!(t["rule6-new-point"], toml::Value::Boolean(true));
+        assert_eq!(t["n"], toml::Value::Integer(3));
+        assert_eq!(t["hole-rule"], toml::Value::String("border-connected".into()), "other keys are kept");
+        let e = option_table(toml::Table::new(), &["scoring".into()]).unwrap_err();
+        assert!(e.to_string().contains("KEY=VALUE"), "{e}");
+    }
+
+    /// A bad option is refused before anything starts, naming the key.
+    #[test]
+    fn a_bad_option_is_refused_by_the_game() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from([
+            "zeroplay",
+            "local",
+            "--game",
+            "trigolden",
+            "--options",
+            "scoring=nobody",
+        ])
+        .unwrap();
+        let crate::cli::Command::Local(args) = cli.command else { panic!("not local") };
+        let e = configs(&args).unwrap_err();
+        assert!(format!("{e:#}").contains("scoring"), "{e:#}");
+    }
+}
