@@ -150,7 +150,8 @@ fn replay<G: Game>(r: &GameRecord, mut each: impl FnMut(&G, &G::Action)) -> Resu
         each(&g, &a);
         g.play(a).map_err(|e| bad(e.to_string()))?;
     }
-    if g.outcome().is_none() {
+    // A resigned game stops before the rules end it; any other must be over.
+    if g.outcome().is_none() && !r.resigned {
         return Err(ReplayError::Unfinished { id: r.id.clone(), plies: r.actions.len() });
     }
     Ok((g, turns))
@@ -282,7 +283,10 @@ fn banqi(r: GameRecord) -> Result<Played, ReplayError> {
         BqAction::Reveal(_) => {}
     })?;
     let mut ending = ending(&r, &g);
-    let outcome = g.outcome().expect("a replayed game has ended");
+    let Some(outcome) = g.outcome() else {
+        // Resigned.
+        return Ok(banqi_played(r, &g, turns, ending, flips, captures_by));
+    };
     if ending == Ending::NoLegalMove {
         // The loser has nothing left, or nothing that can move.
         let loser = outcome.decisive.map(Seat::other);
@@ -301,14 +305,25 @@ fn banqi(r: GameRecord) -> Result<Played, ReplayError> {
             Ending::NoProgress
         };
     }
+    Ok(banqi_played(r, &g, turns, ending, flips, captures_by))
+}
+
+fn banqi_played(
+    r: GameRecord,
+    g: &Banqi,
+    turns: usize,
+    ending: Ending,
+    flips: usize,
+    captures_by: BTreeMap<String, usize>,
+) -> Played {
     let first_colour = g.colour_of(Seat::First).map(|c| if c == Colour::Red { "red" } else { "black" });
     let details = Details::Banqi { flips, captures_by, first_colour };
-    Ok(Played {
+    Played {
         options: Banqi::options_json(g.options()),
         plies: r.actions.len(),
         turns,
         ending,
         details,
         record: r,
-    })
+    }
 }

@@ -173,7 +173,8 @@ pub fn histogram_plot(hist: &Histogram, unit_en: &str, unit_zh: &str) -> String 
 /// Horizontal bars of a tally, values per game.
 pub fn tally_plot(t: &Tally) -> String {
     let row = 22.0;
-    let (w, left) = (560.0, 250.0);
+    // Room on the left for the longest label (about 50 characters at 11 px).
+    let (w, left) = (660.0, 320.0);
     let h = row * t.items.len() as f64 + 8.0;
     let most = t.items.iter().map(|i| i.per_game).fold(0.0, f64::max).max(1e-9);
     let mut s =

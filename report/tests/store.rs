@@ -124,3 +124,34 @@ fn an_empty_store_gives_an_empty_report_and_a_missing_one_an_error() {
     let e = report::build(&[missing], |_, _| {}).unwrap_err();
     assert!(e.to_string().contains("nothing-here"), "{e}");
 }
+
+/// Resigned games stop before the rules end them: they are read, not left out, and counted
+/// as resignations.
+#[test]
+fn resigned_games_are_counted_not_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SelfPlaySettings {
+        full_sims: 16,
+        fast_sims: 4,
+        resign_threshold: 0.2,
+        resign_consecutive: 2,
+        resign_playthrough_fraction: 0.0,
+        ..SelfPlaySettings::default()
+    };
+    let limits = Limits::default().for_settings(&s);
+    let start = BattleNumber::new_game(&Default::default());
+    let (mut rows, mut resigned) = (Vec::new(), 0);
+    for seed in 0..40 {
+        let g = play_game(&start, &s, &Rollout::default(), seed);
+        resigned += usize::from(g.resigned.is_some());
+        let record = zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0);
+        rows.extend(validate(&record, &limits).unwrap());
+    }
+    assert!(resigned > 0, "no game resigned: the test needs one");
+    write_file(dir.path(), "games-1-40.parquet", &rows, "test").unwrap();
+    let r = report::build(&[dir.path().to_path_buf()], |_, _| {}).unwrap();
+    assert!(r.skipped.is_empty(), "{:?}", r.skipped);
+    assert_eq!(r.games, 40);
+    let counted = r.groups[0].endings.iter().find(|c| c.key == Ending::Resignation).map_or(0, |c| c.games);
+    assert_eq!(counted, resigned);
+}
