@@ -80,15 +80,7 @@ pub fn summary(r: &report::Report) -> String {
     let mut s = format!("{} games from {} files ({} left out)\n", r.games, r.files_read, r.skipped.len());
     for g in &r.groups {
         let f = &g.first;
-        let verdict = if f.games < 30 {
-            "too few games for a verdict"
-        } else if f.low > 0.5 {
-            "the first player is favoured beyond chance"
-        } else if f.high < 0.5 {
-            "the second player is favoured beyond chance"
-        } else {
-            "balanced within chance"
-        };
+        let verdict = f.verdict().0;
         s += &format!(
             "{} ({}): first player {:.1}% [{:.1}, {:.1}] over {} games (W {} D {} L {}), mean margin {:+.2}: {verdict}\n",
             g.title,

@@ -48,15 +48,7 @@ fn ending_words(e: Ending) -> (&'static str, &'static str) {
 /// The verdict on balance, in both languages.
 fn verdict(g: &Group) -> String {
     let r = &g.first;
-    let (en, zh) = if r.games < 30 {
-        ("too few games for a verdict", "對局太少，尚無定論")
-    } else if r.low > 0.5 {
-        ("the first player is favoured beyond chance", "先手明顯佔優")
-    } else if r.high < 0.5 {
-        ("the second player is favoured beyond chance", "後手明顯佔優")
-    } else {
-        ("balanced within chance", "在誤差範圍內平衡")
-    };
+    let (en, zh) = r.verdict();
     format!(
         "{}: {} {} {}",
         both(&g.title, &g.title_zh),
@@ -65,7 +57,7 @@ fn verdict(g: &Group) -> String {
             &format!("先手得分率 {}，共 {} 局（{}）；", rate_text(r), r.games, g.options_text),
         ),
         both(en, zh),
-        if r.games >= 30 && (r.low > 0.5 || r.high < 0.5) { "⚠" } else { "" }
+        if r.games >= 30 && r.unbalanced() { "⚠" } else { "" }
     )
 }
 

@@ -60,6 +60,20 @@ impl Rate {
     pub fn unbalanced(&self) -> bool {
         self.games > 0 && (self.low > 0.5 || self.high < 0.5)
     }
+
+    /// The verdict on balance, in English and Chinese: at least 30 games, and an interval
+    /// wholly on one side of 50% for a side to be favoured.
+    pub fn verdict(&self) -> (&'static str, &'static str) {
+        if self.games < 30 {
+            ("too few games for a verdict", "對局太少，尚無定論")
+        } else if self.low > 0.5 {
+            ("the first player is favoured beyond chance", "先手明顯佔優")
+        } else if self.high < 0.5 {
+            ("the second player is favoured beyond chance", "後手明顯佔優")
+        } else {
+            ("balanced within chance", "在誤差範圍內平衡")
+        }
+    }
 }
 
 /// The Wilson score interval of a rate `p` over `n` trials (draws counted as half a win).
