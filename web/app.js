@@ -667,6 +667,8 @@ function drawResult(v) {
       how = loser && bqCaptured(b, loser).length === 16 ? t('r_all_taken') : t('r_no_move');
     }
   } else {
+    // A game drawn by its own board module has no breakdown here: its status line says it.
+    box.hidden = true;
     return;
   }
   box.innerHTML = '';

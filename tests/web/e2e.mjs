@@ -438,6 +438,8 @@ try {
   }
   const ty = await view();
   if (!ty.outcome) fail('the toy game did not end in five turns');
+  // The end-of-game panel is the built-in games' (a stale one from the last game must not stay).
+  if (await page.isVisible('#result')) fail('an end-of-game panel for the toy game');
   const marks = (await page.$$eval('#board text', (ts) => ts.map((x) => x.textContent).join(''))).replace(/[^XO]/g, '');
   if (marks.length !== ty.board.squares.filter((x) => x).length) fail('toy marks do not match the board: ' + marks);
   await page.screenshot({ path: out + '/toy.png' });
