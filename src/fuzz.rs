@@ -118,9 +118,14 @@ impl Seeds {
         let start = BattleNumber::decode(&states[0][0]).expect("the initial position");
         let g = engine::selfplay::play_game(&start, &settings, &engine::eval::Rollout::default(), 1);
         let record = zeroplay_proto::convert::game_record(&g, format!("{:032x}", 1), 1, 0);
-        let rows = zeroplay_coordinator::games::validate(&record, &Default::default()).expect("valid");
-        zeroplay_coordinator::rows::write_file(scratch, "seed.parquet", &rows, engine::ENGINE_VERSION)
-            .expect("a Parquet file");
+        zeroplay_coordinator::games::store_records(
+            scratch,
+            "seed.parquet",
+            &[record],
+            &Default::default(),
+            engine::ENGINE_VERSION,
+        )
+        .expect("a valid game, written");
         let parquet = std::fs::read(scratch.join("seed.parquet")).expect("written");
         Seeds { states, tokens, position_line, model, parquet }
     }

@@ -109,13 +109,13 @@ fn the_balance_report_opens_in_chromium_in_both_languages() {
             ..SelfPlaySettings::default()
         };
         let limits = zeroplay_coordinator::games::Limits::default().for_settings(&s);
-        let mut rows = Vec::new();
-        for seed in seeds {
-            let g = play_game(start, &s, &Rollout::default(), seed);
-            let record = zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0);
-            rows.extend(zeroplay_coordinator::games::validate(&record, &limits).unwrap());
-        }
-        zeroplay_coordinator::rows::write_file(dir, name, &rows, "test").unwrap();
+        let records: Vec<_> = seeds
+            .map(|seed| {
+                let g = play_game(start, &s, &Rollout::default(), seed);
+                zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0)
+            })
+            .collect();
+        zeroplay_coordinator::games::store_records(dir, name, &records, &limits, "test").unwrap();
     }
     let tmp = tempfile::tempdir().unwrap();
     let games = tmp.path().join("games");

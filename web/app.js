@@ -1520,7 +1520,13 @@ function setupPanZoom() {
   // The buttons zoom about the view's centre.
   $('zoom-in').addEventListener('click', () => zoom(1 / 1.25));
   $('zoom-out').addEventListener('click', () => zoom(1.25));
-  $('zoom-fit').addEventListener('click', () => { TG.openZoom = 1; TG.box = TG.fit.slice(); zoom(1); TG.auto = true; });
+  $('zoom-fit').addEventListener('click', () => {
+    if (!TG.fit) return;
+    TG.openZoom = 1;
+    TG.box = TG.fit.slice();
+    TG.auto = true;
+    $('board').setAttribute('viewBox', TG.box.join(' '));
+  });
 }
 
 // The rotate button: from now on, on the second player's turn the board with its toolbar and

@@ -429,6 +429,44 @@ impl GameOptions {
     }
 }
 
+/// Why [`store_records`] wrote nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A record failed the upload's validation.
+    #[error("game {index}: {source}")]
+    Invalid {
+        /// The record's index in the slice.
+        index: usize,
+        /// Why it was refused.
+        #[source]
+        source: ValidationError,
+    },
+    /// The file could not be written.
+    #[error(transparent)]
+    Write(#[from] crate::rows::WriteError),
+}
+
+/// Validates `records` as an upload is validated and writes their rows to `dir/name` as one
+/// Parquet file, durably: a store made without a running coordinator (the report's and the
+/// play server's tests, tools). Returns the rows written.
+///
+/// # Errors
+/// [`StoreError`]: the first invalid record (nothing is written), or the write's failure.
+pub fn store_records(
+    dir: &std::path::Path,
+    name: &str,
+    records: &[pb::GameRecord],
+    limits: &Limits,
+    engine_version: &str,
+) -> Result<usize, StoreError> {
+    let mut rows = Vec::new();
+    for (index, r) in records.iter().enumerate() {
+        rows.extend(validate(r, limits).map_err(|source| StoreError::Invalid { index, source })?);
+    }
+    crate::rows::write_file(dir, name, &rows, engine_version)?;
+    Ok(rows.len())
+}
+
 #[cfg(test)]
 mod tests {
     use engine::battlenumber::BattleNumber;

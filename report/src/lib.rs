@@ -166,13 +166,16 @@ pub fn build(dirs: &[PathBuf], mut progress: impl FnMut(usize, usize)) -> Result
         files.extend(read::list_files(d)?);
     }
     let mut skipped = Vec::new();
-    let mut rows = BTreeMap::new();
+    let mut rows: BTreeMap<String, Vec<read::Row>> = BTreeMap::new();
     let (mut positions, mut files_read) = (0, 0);
     for (i, f) in files.iter().enumerate() {
-        match read::read_file(f, &mut rows) {
-            Ok(n) => {
-                positions += n;
+        match read::read_file(f) {
+            Ok(file_rows) => {
+                positions += file_rows.len() as u64;
                 files_read += 1;
+                for (id, row) in file_rows {
+                    rows.entry(id).or_default().push(row);
+                }
             }
             Err(e) => skipped.push(e.to_string()),
         }

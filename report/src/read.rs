@@ -5,7 +5,6 @@
 //! or with a column of the wrong type is skipped and named in the report; a game whose rows do
 //! not run from ply 0 without a gap is skipped and counted.
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -92,8 +91,8 @@ pub fn list_files(dir: &Path) -> Result<Vec<PathBuf>, ReadError> {
     Ok(files)
 }
 
-/// One position row, the columns the report reads.
-struct Row {
+/// One position row, the columns the report reads (held until its game is assembled).
+pub struct Row {
     kind: GameKind,
     seed: u64,
     model_version: u64,
@@ -109,11 +108,11 @@ struct Row {
     resigned: bool,
 }
 
-/// Reads one file's rows into `games` (keyed by game id).
+/// One file's rows, each with its game's id.
 ///
 /// # Errors
 /// The file is unreadable, of another schema version, or has a bad column or game kind.
-pub fn read_file(path: &Path, games: &mut BTreeMap<String, Vec<(u32, RowRef)>>) -> Result<u64, ReadError> {
+pub fn read_file(path: &Path) -> Result<Vec<(String, Row)>, ReadError> {
     let parquet = |msg: String| ReadError::Parquet { path: path.to_path_buf(), msg };
     let schema = |msg: String| ReadError::Schema { path: path.to_path_buf(), msg };
     let file = File::open(path).map_err(|source| ReadError::Io { path: path.to_path_buf(), source })?;
@@ -129,45 +128,39 @@ pub fn read_file(path: &Path, games: &mut BTreeMap<String, Vec<(u32, RowRef)>>) 
         )));
     }
     let reader = builder.build().map_err(|e| parquet(e.to_string()))?;
-    let mut rows = 0;
+    let mut rows = Vec::new();
     for batch in reader {
         let batch = batch.map_err(|e| parquet(e.to_string()))?;
         let cols = Columns::of(&batch).map_err(schema)?;
         for i in 0..batch.num_rows() {
-            let (id, row) = cols.row(i).map_err(schema)?;
-            games.entry(id).or_default().push((row.ply, RowRef(Box::new(row))));
-            rows += 1;
+            rows.push(cols.row(i).map_err(schema)?);
         }
     }
     Ok(rows)
 }
 
-/// A row held until its game is assembled (boxed: games hold many).
-pub struct RowRef(Box<Row>);
-
 /// Assembles a game from its rows; `None` if they do not run from ply 0 without a gap or
 /// disagree on the game.
-pub fn assemble(id: String, mut rows: Vec<(u32, RowRef)>) -> Option<GameRecord> {
-    rows.sort_by_key(|(p, _)| *p);
-    let first = &rows.first()?.1.0;
-    if rows.iter().enumerate().any(|(i, (p, r))| *p as usize != i || r.0.kind != first.kind) {
+pub fn assemble(id: String, mut rows: Vec<Row>) -> Option<GameRecord> {
+    rows.sort_by_key(|r| r.ply);
+    let first = rows.first()?;
+    if rows.iter().enumerate().any(|(i, r)| r.ply as usize != i || r.kind != first.kind) {
         return None;
     }
     let start = first.state.clone()?;
     // The result from the first seat's view: a seat's rows carry its own view, chance rows the
     // first seat's.
-    let last = &rows.last()?.1.0;
+    let last = rows.last()?;
     let flip = |v: i32, actor: u8| if actor == 1 { -v } else { v };
-    let mut budgets: Vec<u32> =
-        rows.iter().filter(|(_, r)| r.0.full && r.0.visits > 0).map(|(_, r)| r.0.visits).collect();
+    let mut budgets: Vec<u32> = rows.iter().filter(|r| r.full && r.visits > 0).map(|r| r.visits).collect();
     budgets.sort_unstable();
     Some(GameRecord {
         id,
         kind: first.kind,
         seed: first.seed,
-        model_version: rows.iter().map(|(_, r)| r.0.model_version).max().unwrap_or(0),
+        model_version: rows.iter().map(|r| r.model_version).max().unwrap_or(0),
         start,
-        actions: rows.iter().map(|(_, r)| r.0.action.clone()).collect(),
+        actions: rows.iter().map(|r| r.action.clone()).collect(),
         result_first: flip(i32::from(last.result), last.actor).clamp(-1, 1) as i8,
         score_first: flip(last.score, last.actor),
         decisive: last.decisive,

@@ -9,8 +9,7 @@ use engine::selfplay::{SelfPlaySettings, play_game};
 use engine::trigolden::{Options, ScoringMode, TriGolden};
 use engine::{Game, Seat};
 use report::games::Ending;
-use zeroplay_coordinator::games::{Limits, validate};
-use zeroplay_coordinator::rows::write_file;
+use zeroplay_coordinator::games::{Limits, store_records};
 
 fn settings() -> SelfPlaySettings {
     SelfPlaySettings { full_sims: 8, fast_sims: 0, resign_threshold: -1.0, ..SelfPlaySettings::default() }
@@ -27,7 +26,7 @@ fn store<G: Game>(
 ) -> Vec<(i8, i32)> {
     let s = settings();
     let limits = Limits::default().for_settings(&s);
-    let (mut rows, mut known) = (Vec::new(), Vec::new());
+    let (mut records, mut known) = (Vec::new(), Vec::new());
     for seed in seeds {
         let mut g = play_game(start, &s, &Rollout::default(), seed);
         // The model that searched each move, as a worker records it.
@@ -38,11 +37,14 @@ fn store<G: Game>(
             None => 0,
         };
         known.push((result, g.outcome.difference(Seat::First)));
-        let record =
-            zeroplay_proto::convert::game_record(&g, format!("{:032x}", seed + 1000 * model), seed, model);
-        rows.extend(validate(&record, &limits).expect("a self-play game is valid"));
+        records.push(zeroplay_proto::convert::game_record(
+            &g,
+            format!("{:032x}", seed + 1000 * model),
+            seed,
+            model,
+        ));
     }
-    write_file(dir, name, &rows, "test").unwrap();
+    store_records(dir, name, &records, &limits, "test").expect("self-play games are valid");
     known
 }
 
@@ -140,15 +142,14 @@ fn resigned_games_are_counted_not_left_out() {
     };
     let limits = Limits::default().for_settings(&s);
     let start = BattleNumber::new_game(&Default::default());
-    let (mut rows, mut resigned) = (Vec::new(), 0);
+    let (mut records, mut resigned) = (Vec::new(), 0);
     for seed in 0..40 {
         let g = play_game(&start, &s, &Rollout::default(), seed);
         resigned += usize::from(g.resigned.is_some());
-        let record = zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0);
-        rows.extend(validate(&record, &limits).unwrap());
+        records.push(zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0));
     }
     assert!(resigned > 0, "no game resigned: the test needs one");
-    write_file(dir.path(), "games-1-40.parquet", &rows, "test").unwrap();
+    store_records(dir.path(), "games-1-40.parquet", &records, &limits, "test").unwrap();
     let r = report::build(&[dir.path().to_path_buf()], |_, _| {}).unwrap();
     assert!(r.skipped.is_empty(), "{:?}", r.skipped);
     assert_eq!(r.games, 40);

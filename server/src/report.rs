@@ -44,7 +44,10 @@ pub async fn page(State(state): State<Arc<AppState>>) -> Response {
 
 /// `GET /report.json`.
 pub async fn json(State(state): State<Arc<AppState>>) -> Response {
-    match dir(&state).map(|d| (d.join("report.json"), std::fs::read(d.join("report.json")))) {
+    match dir(&state).map(|d| d.join("report.json")).map(|p| {
+        let body = std::fs::read(&p);
+        (p, body)
+    }) {
         Some((_, Ok(body))) => {
             ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-cache")], body)
                 .into_response()
