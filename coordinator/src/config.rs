@@ -458,7 +458,7 @@ mod tests {
         let tg = GameConfig::default_for(GameKind::of::<engine::trigolden::TriGolden>());
         assert_eq!((tg.settings.full_sims, tg.settings.fast_sims), (200, 50));
         let bq = GameConfig::default_for(GameKind::of::<engine::banqi::Banqi>());
-        assert_eq!(bq.settings.teacher, "banqi-ab:nodes=20000");
+        assert_eq!(bq.settings.teacher, "banqi-ab:nodes=20000,model=served");
         assert_eq!(bq.leaf, GameConfig::default().leaf, "what the pack does not say keeps its default");
     }
 
