@@ -523,6 +523,34 @@ mod tests {
         assert!(validate(&record, &limits).unwrap_err().to_string().contains("over the lease's budget"));
     }
 
+    /// One bad record refuses the whole batch: its index is named and no file is written.
+    #[test]
+    fn store_records_names_the_bad_record_and_writes_nothing() {
+        let settings = SelfPlaySettings { full_sims: 8, fast_sims: 0, ..SelfPlaySettings::default() };
+        let limits = Limits::default().for_settings(&settings);
+        let start = BattleNumber::new_game(&Default::default());
+        let mut records: Vec<_> = (0..3)
+            .map(|seed| {
+                let g = play_game(&start, &settings, &Rollout::default(), seed);
+                zeroplay_proto::convert::game_record(&g, format!("{seed:032x}"), seed, 0)
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let m = records[1].moves.iter_mut().find(|m| !m.visits.is_empty()).unwrap();
+        m.visits[0].visits += 1_000;
+        let e = store_records(dir.path(), "bad.parquet", &records, &limits, "test").unwrap_err();
+        assert!(matches!(e, StoreError::Invalid { index: 1, .. }), "{e:?}");
+        assert!(e.to_string().starts_with("game 1: "), "{e}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "a refused batch left a file");
+
+        records.remove(1);
+        let rows = store_records(dir.path(), "good.parquet", &records, &limits, "test").unwrap();
+        let valid: usize = records.iter().map(|r| validate(r, &limits).unwrap().len()).sum();
+        assert!(valid > 0);
+        assert_eq!(rows, valid, "every valid record's rows");
+        assert!(dir.path().join("good.parquet").is_file());
+    }
+
     /// A Gumbel game's stored improved policies fit the lease's budget, resignations and all.
     #[test]
     fn gumbel_games_pass_their_leases_checks() {

@@ -44,18 +44,15 @@ pub async fn page(State(state): State<Arc<AppState>>) -> Response {
 
 /// `GET /report.json`.
 pub async fn json(State(state): State<Arc<AppState>>) -> Response {
-    match dir(&state).map(|d| d.join("report.json")).map(|p| {
-        let body = std::fs::read(&p);
-        (p, body)
-    }) {
-        Some((_, Ok(body))) => {
-            ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-cache")], body)
-                .into_response()
-        }
-        Some((p, Err(e))) => ApiError::NotFound(format!("no report at {}: {e}", p.display())).into_response(),
-        None => ApiError::NotFound(
+    let Some(path) = dir(&state).map(|d| d.join("report.json")) else {
+        return ApiError::NotFound(
             "no balance report: run `zeroplay report --run runs/NAME` and serve it with --report".into(),
         )
-        .into_response(),
+        .into_response();
+    };
+    match std::fs::read(&path) {
+        Ok(body) => ([(header::CONTENT_TYPE, "application/json"), (header::CACHE_CONTROL, "no-cache")], body)
+            .into_response(),
+        Err(e) => ApiError::NotFound(format!("no report at {}: {e}", path.display())).into_response(),
     }
 }
