@@ -55,19 +55,11 @@ struct CoordinatorGate {
     feature_version: u32,
 }
 
-impl Gatekeeper for CoordinatorGate {
-    fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
-        let gate = c.gating.then_some(c.settings);
-        let version = self
-            .rt
-            .block_on(zeroplay_client::publish_model(
-                &mut self.client,
-                self.game,
-                self.feature_version,
-                c.bytes,
-                gate,
-            ))
-            .map_err(|s| format!("coordinator refused the model: {}", s.message()))?;
+impl CoordinatorGate {
+    /// Polls `GateStatus` for `version` until the coordinator decides, or until the trainer
+    /// is stopped: then the candidate is [`Gated::pending`], its verdict left to the
+    /// coordinator, which gates on (the next session asks for it).
+    fn wait(&mut self, version: u64, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
         loop {
             let st = self
                 .rt
@@ -76,7 +68,7 @@ impl Gatekeeper for CoordinatorGate {
                 .into_inner();
             progress(st.matches, st.matches_max.max(1), st.points);
             let state = pb::GateState::try_from(st.state).unwrap_or(pb::GateState::Unspecified);
-            let done = |promoted: bool| Gated {
+            let done = |promoted: bool, pending: bool| Gated {
                 result: GateResult {
                     matches: st.matches,
                     points: st.points,
@@ -92,23 +84,50 @@ impl Gatekeeper for CoordinatorGate {
                     OpponentRef::Version(st.opponent_version)
                 },
                 version,
+                pending,
             };
             match state {
-                pb::GateState::Promoted => return Ok(done(true)),
-                pb::GateState::Rejected => return Ok(done(false)),
+                pb::GateState::Promoted => return Ok(done(true, false)),
+                pb::GateState::Rejected => return Ok(done(false, false)),
                 pb::GateState::Ungated => {
-                    let mut g = done(true);
+                    let mut g = done(true, false);
                     g.result.reason = "gating off".into();
                     return Ok(g);
                 }
                 _ if self.stop.load(Ordering::Relaxed) => {
-                    return Err(format!(
-                        "stopped while v{version} was being gated (the coordinator goes on)"
-                    ));
+                    let mut g = done(false, true);
+                    g.result.reason =
+                        format!("stopped while v{version} was being gated (the coordinator goes on)");
+                    return Ok(g);
                 }
                 _ => std::thread::sleep(Duration::from_millis(500)),
             }
         }
+    }
+}
+
+impl Gatekeeper for CoordinatorGate {
+    fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String> {
+        let gate = c.gating.then_some(c.settings);
+        let version = self
+            .rt
+            .block_on(zeroplay_client::publish_model(
+                &mut self.client,
+                self.game,
+                self.feature_version,
+                c.bytes,
+                gate,
+            ))
+            .map_err(|s| format!("coordinator refused the model: {}", s.message()))?;
+        self.wait(version, progress)
+    }
+
+    fn verdict(
+        &mut self,
+        version: u64,
+        progress: &mut dyn FnMut(u32, u32, f64),
+    ) -> Option<Result<Gated, String>> {
+        Some(self.wait(version, progress))
     }
 }
 

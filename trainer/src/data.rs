@@ -542,12 +542,29 @@ impl Window {
         self.files.len()
     }
 
+    /// The file name of the newest file held (files sort oldest first by name, as the
+    /// coordinator names them by their first game), or "" when empty.
+    pub fn newest_file(&self) -> String {
+        self.files.keys().next_back().map_or_else(String::new, |p| file_name(p))
+    }
+
+    /// Positions held in files whose name sorts after `name`: what is new to a round that had
+    /// read up to and including `name`.
+    pub fn positions_after(&self, name: &str) -> usize {
+        self.files.iter().filter(|(p, _)| file_name(p).as_str() > name).map(|(_, s)| s.len()).sum()
+    }
+
     /// All samples, split into (training, validation) by game: games whose hash falls in the
     /// lowest `validation_fraction` go to validation, so no game is on both sides.
     pub fn split(&self, validation_fraction: f64) -> (Vec<&Sample>, Vec<&Sample>) {
         let cut = (validation_fraction.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
         self.files.values().flatten().partition(|s| s.game_hash >= cut)
     }
+}
+
+/// A path's last component, lossily as text ("" for none).
+fn file_name(p: &Path) -> String {
+    p.file_name().map_or_else(String::new, |n| n.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

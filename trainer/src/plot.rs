@@ -115,6 +115,7 @@ mod tests {
             points: 20.0,
             promoted,
             reason: String::new(),
+            pending: false,
             gate_elo: 0.0,
             train_loss: 1.0,
             train_losses: Default::default(),
@@ -122,6 +123,7 @@ mod tests {
             validation_loss: 1.0,
             steps: 0,
             window: 0,
+            newest_file: String::new(),
             samples_per_second: 0.0,
         }
     }

@@ -38,6 +38,10 @@ pub struct RatingEntry {
     pub promoted: bool,
     /// Why.
     pub reason: String,
+    /// Published and still being gated by the coordinator when the run stopped: on resume
+    /// the trainer asks for the verdict before training on ([`crate::pipeline::Gatekeeper::verdict`]).
+    #[serde(default)]
+    pub pending: bool,
     /// Mean training loss of the round (over its steps, as the network moved).
     pub train_loss: f32,
     /// Each head's loss after the round on up to 4,096 training positions (spread over the
@@ -53,6 +57,11 @@ pub struct RatingEntry {
     pub steps: u64,
     /// Positions in the window.
     pub window: usize,
+    /// The name of the newest game file in the window when the round trained: a resumed run
+    /// counts as new only the positions in files after it ("": written before this was kept;
+    /// such a run counts its whole window as new).
+    #[serde(default)]
+    pub newest_file: String,
     /// Training samples per second this round.
     pub samples_per_second: f64,
 }

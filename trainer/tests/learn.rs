@@ -13,11 +13,18 @@ use zeroplay_coordinator::rows::write_file;
 
 /// Writes `games` small self-play games into `dir` as `files` Parquet files.
 fn write_games(dir: &Path, games: u64, files: u64) {
+    write_files(dir, games / files.max(1), 0..files);
+}
+
+/// Writes files number `files` (named in order by their number) of `per_file` small self-play
+/// games each into `dir`; returns the positions written.
+fn write_files(dir: &Path, per_file: u64, files: std::ops::Range<u64>) -> usize {
     let settings = SelfPlaySettings { full_sims: 16, fast_sims: 8, ..SelfPlaySettings::default() };
     let start = BattleNumber::new_game(&Default::default());
-    for f in 0..files {
+    let mut written = 0;
+    for f in files {
         let mut rows = Vec::new();
-        for g in 0..games / files {
+        for g in 0..per_file {
             let seed = f * 1000 + g;
             let game = play_game(&start, &settings, &Uniform, seed);
             let rec = zeroplay_worker::game_record(&game, format!("{seed:032x}"), seed, 0);
@@ -30,7 +37,9 @@ fn write_games(dir: &Path, games: u64, files: u64) {
             engine::ENGINE_VERSION,
         )
         .unwrap();
+        written += rows.len();
     }
+    written
 }
 
 #[test]
@@ -166,6 +175,166 @@ fn the_pipeline_reports_its_rounds_as_prometheus_metrics() {
     assert!(history[0].elo_lo < history[0].elo && history[0].elo < history[0].elo_hi, "{:?}", history[0]);
     let svg = std::fs::read_to_string(run.path().join("ratings.svg")).unwrap();
     assert!(svg.contains("random"), "the anchor is drawn: {svg}");
+}
+
+/// A resumed run counts as new only the positions in files after those its last round read:
+/// it waits for new games rather than training again at once on what its model has learned.
+#[test]
+fn a_resumed_run_trains_only_on_files_its_last_round_did_not_read() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use trainer::pipeline::{LocalGate, PipelineConfig, RatingEntry, run};
+    let games = tempfile::tempdir().unwrap();
+    let old = write_files(games.path(), 3, 0..2);
+    let run_dir = tempfile::tempdir().unwrap();
+    let batch = 8;
+    let cfg = |rounds| PipelineConfig {
+        data_dir: games.path().to_path_buf(),
+        run_dir: run_dir.path().to_path_buf(),
+        min_new_positions: 1,
+        // One sample per new position: a round's steps count its new positions.
+        samples_per_position: 1.0,
+        steps_per_round: 100_000,
+        max_rounds: Some(rounds),
+        poll_ms: 10,
+        gating: false,
+        train: TrainSettings { net: "tiny".into(), batch_size: batch, ..Default::default() },
+        gate: trainer::gate::GateSettings { sims: 4, opening_plies: 2, ..Default::default() },
+        rating: trainer::pipeline::RatingSettings { matches: 0, ..Default::default() },
+        ..PipelineConfig::default()
+    };
+    let steps = |positions: usize| positions.div_ceil(batch) as u64;
+    let go = |rounds, stop: &AtomicBool| -> Vec<RatingEntry> {
+        let mut publish = |_: &[u8]| -> Result<u64, String> { Ok(1) };
+        let mut gate = LocalGate::<BattleNumber> { options: Default::default(), publish: &mut publish };
+        run::<BattleNumber>(&cfg(rounds), &model::cpu(), &mut gate, stop).unwrap()
+    };
+    let first = go(1, &AtomicBool::new(false));
+    assert_eq!(first.len(), 1);
+    assert_eq!(first[0].newest_file, "games-000000000100-000000000199.parquet");
+    assert_eq!(first[0].steps, steps(old));
+
+    // Resumed with no new games: no round. Were the window counted as new, the first poll
+    // (at once, long before the stop) would train one.
+    let stop = AtomicBool::new(false);
+    let waited = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            stop.store(true, Ordering::Relaxed);
+        });
+        go(2, &stop)
+    });
+    assert_eq!(waited.len(), 1, "a resumed run trained again on positions it had read: {waited:?}");
+
+    // A new file: the next round's steps count its positions alone.
+    let new = write_files(games.path(), 3, 2..3);
+    assert!(new > 0 && steps(new) < steps(old + new));
+    let second = go(2, &AtomicBool::new(false));
+    assert_eq!(second.len(), 2);
+    assert_eq!(second[1].newest_file, "games-000000000200-000000000299.parquet");
+    assert_eq!(second[1].steps - second[0].steps, steps(new), "only the new file's positions");
+}
+
+/// Stands in for the coordinator's verdicts: each call takes the next scripted outcome and
+/// says what it was asked.
+struct Scripted {
+    outcomes: Vec<trainer::pipeline::Gated>,
+    /// ("gate", the candidate's best model's SHA-256 or "") or ("verdict", the version).
+    asked: Vec<(&'static str, String)>,
+}
+
+impl trainer::pipeline::Gatekeeper for Scripted {
+    fn gate(
+        &mut self,
+        c: &trainer::pipeline::Candidate<'_>,
+        _: &mut dyn FnMut(u32, u32, f64),
+    ) -> Result<trainer::pipeline::Gated, String> {
+        self.asked.push(("gate", c.best.map_or_else(String::new, |m| m.sha256.clone())));
+        Ok(self.outcomes.remove(0))
+    }
+
+    fn verdict(
+        &mut self,
+        version: u64,
+        _: &mut dyn FnMut(u32, u32, f64),
+    ) -> Option<Result<trainer::pipeline::Gated, String>> {
+        self.asked.push(("verdict", version.to_string()));
+        Some(Ok(self.outcomes.remove(0)))
+    }
+}
+
+/// A run stopped while the coordinator gated its candidate asks for the verdict when it
+/// resumes, before training on: promoted, the candidate becomes its best and the model the
+/// next round trains from and is gated against, so trainer and coordinator agree.
+#[test]
+fn a_candidate_left_pending_gets_its_verdict_when_the_run_resumes() {
+    use std::sync::atomic::AtomicBool;
+    use trainer::gate::GateResult;
+    use trainer::pipeline::{Gated, OpponentRef, PipelineConfig, run};
+    let games = tempfile::tempdir().unwrap();
+    write_files(games.path(), 3, 0..1);
+    let run_dir = tempfile::tempdir().unwrap();
+    let cfg = |rounds| PipelineConfig {
+        data_dir: games.path().to_path_buf(),
+        run_dir: run_dir.path().to_path_buf(),
+        min_new_positions: 1,
+        steps_per_round: 2,
+        max_rounds: Some(rounds),
+        poll_ms: 10,
+        train: TrainSettings { net: "tiny".into(), batch_size: 8, ..Default::default() },
+        rating: trainer::pipeline::RatingSettings { matches: 0, ..Default::default() },
+        ..PipelineConfig::default()
+    };
+    let gated = |promoted: bool, pending: bool, matches: u32| Gated {
+        result: GateResult {
+            matches,
+            points: f64::from(matches) * 0.75,
+            elo: 190.0,
+            elo_lo: 50.0,
+            elo_hi: 400.0,
+            promoted,
+            reason: if pending { "stopped".into() } else { "SPRT accepted".into() },
+        },
+        opponent: OpponentRef::UserAi,
+        version: 7,
+        pending,
+    };
+    let session = |rounds, stop: bool, outcomes: Vec<Gated>| {
+        let mut g = Scripted { outcomes, asked: Vec::new() };
+        let h = run::<BattleNumber>(&cfg(rounds), &model::cpu(), &mut g, &AtomicBool::new(stop)).unwrap();
+        (h, g.asked)
+    };
+    let best = run_dir.path().join("models/best.safetensors");
+
+    // Stopped during the gate: recorded as pending, not promoted, its matches so far not rated.
+    let (h, asked) = session(1, false, vec![gated(false, true, 3)]);
+    assert_eq!(asked, [("gate", String::new())]);
+    assert!(h[0].pending && !h[0].promoted && h[0].version == 7, "{:?}", h[0]);
+    assert!(trainer::pipeline::load_results(run_dir.path()).is_empty());
+    assert!(!best.exists());
+    let summary = trainer::pipeline::summary(&h, run_dir.path());
+    assert!(summary.contains("verdict pending"), "{summary}");
+
+    // Resumed and stopped again while waiting: still pending.
+    let (h, asked) = session(1, true, vec![gated(false, true, 5)]);
+    assert_eq!(asked, [("verdict", "7".into())]);
+    assert!(h[0].pending, "{:?}", h[0]);
+
+    // Resumed: the verdict comes (promoted), and round 1 is the best model.
+    let (h, asked) = session(1, true, vec![gated(true, false, 12)]);
+    assert_eq!(asked, [("verdict", "7".into())]);
+    let e = &h[0];
+    assert!(!e.pending && e.promoted && (e.matches, e.points) == (12, 9.0), "{e:?}");
+    let candidate = std::fs::read(run_dir.path().join(&e.file)).unwrap();
+    assert_eq!(std::fs::read(&best).unwrap(), candidate);
+    let results = trainer::pipeline::load_results(run_dir.path());
+    assert_eq!(results.len(), 1, "the gate's matches counted once: {results:?}");
+    assert_eq!((results[0].a.as_str(), results[0].matches), ("round 1", 12));
+
+    // Nothing is pending now; new games: round 2 is gated against round 1.
+    write_files(games.path(), 3, 1..2);
+    let (h, asked) = session(2, false, vec![gated(false, false, 20)]);
+    assert_eq!(asked, [("gate", e.sha256.clone())], "round 2 not gated against the promoted round 1");
+    assert_eq!(h.len(), 2);
 }
 
 #[test]

@@ -168,6 +168,10 @@ pub struct Gated {
     pub opponent: OpponentRef,
     /// The version the coordinator gave the candidate (0: not published).
     pub version: u64,
+    /// The trainer stopped before the verdict, which the coordinator goes on to reach
+    /// ([`Gatekeeper::verdict`] asks for it when the run resumes). `result` is then not
+    /// promoted, with the matches so far.
+    pub pending: bool,
 }
 
 /// A candidate to gate.
@@ -193,6 +197,21 @@ pub trait Gatekeeper {
     /// A description when the candidate could not be gated at all (the round is then
     /// recorded as not promoted).
     fn gate(&mut self, c: &Candidate<'_>, progress: &mut dyn FnMut(u32, u32, f64)) -> Result<Gated, String>;
+
+    /// The verdict on `version`, a candidate this run published and left [`Gated::pending`]
+    /// when it stopped; waits for it as [`Gatekeeper::gate`] does. `None`: this gatekeeper
+    /// has nobody to ask (gating in the trainer's own process leaves nothing pending).
+    ///
+    /// # Errors
+    /// As [`Gatekeeper::gate`]: the candidate's gate is unknown or failed.
+    fn verdict(
+        &mut self,
+        version: u64,
+        progress: &mut dyn FnMut(u32, u32, f64),
+    ) -> Option<Result<Gated, String>> {
+        let _ = (version, progress);
+        None
+    }
 }
 
 /// Gating in the trainer's process: matches played here, then a promoted model published.
@@ -222,7 +241,7 @@ impl<G: Features + GameAgents> Gatekeeper for LocalGate<'_, G> {
                 Err(e) => warn!(error = %e, "publishing the promoted model failed; it stays best locally"),
             }
         }
-        Ok(Gated { result, opponent: oref, version })
+        Ok(Gated { result, opponent: oref, version, pending: false })
     }
 }
 
@@ -311,6 +330,7 @@ pub fn run_observed<G: Features + GameAgents>(
     // Dropping the mirror when this returns (errors included) makes a last push and waits for it.
     let _syncer = start_mirror(cfg, &models)?;
     let mut run = round::Run::<G>::open(cfg, device, metrics, &models)?;
+    run.settle(gatekeeper)?;
     while !stop.load(Ordering::Relaxed) && cfg.max_rounds.is_none_or(|m| run.round < m) {
         let Some(steps) = run.poll() else {
             std::thread::sleep(Duration::from_millis(cfg.poll_ms.max(10)));
@@ -361,7 +381,9 @@ pub fn summary(history: &[RatingEntry], run_dir: &Path) -> String {
     );
     for e in history {
         // A candidate the run stopped before its gate played a match has no rating at all.
-        let elo = if e.matches == 0 {
+        let elo = if e.pending {
+            "-  (verdict pending)".to_string()
+        } else if e.matches == 0 {
             "-  (not gated)".to_string()
         } else {
             format!("{:>+6.0} [{:>+6.0}, {:>+6.0}]", e.elo, e.elo_lo, e.elo_hi)

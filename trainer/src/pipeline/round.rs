@@ -46,13 +46,17 @@ pub(super) struct Trained {
     /// After the round, on the validation positions.
     validation: Losses,
     samples_per_second: f64,
+    /// The newest game file in the window it trained on.
+    newest_file: String,
 }
 
-/// A candidate's gating: the result, the opponent by name, the version it was given.
+/// A candidate's gating: the result, the opponent by name, the version it was given, and
+/// whether the verdict was still to come when the run stopped.
 pub(super) struct RoundGate {
     pub(super) result: GateResult,
     opponent: String,
     version: u64,
+    pending: bool,
 }
 
 /// A training run between rounds: what one round hands the next.
@@ -73,6 +77,11 @@ pub(super) struct Run<'a, G: Features> {
     pub(super) round: u64,
     /// New positions since the last round.
     fresh: usize,
+    /// On resume, the newest game file the last recorded round had read: until the window is
+    /// first read, then only positions after it count as new. Without it a resumed run would
+    /// count its whole window as new and train a long round at once on positions its best
+    /// model already learned (a resumed Banqi run's first such round lost its gate at −183).
+    read_up_to: Option<String>,
     /// The last error listing the data directory, said once rather than at every poll.
     list_error: Option<String>,
 }
@@ -113,6 +122,8 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
                 Err(e) => warn!(error = %e, "ignoring an unreadable best model"),
             }
         }
+        let read_up_to =
+            history.iter().max_by_key(|e| e.round).map(|e| e.newest_file.clone()).filter(|f| !f.is_empty());
         Ok(Run {
             cfg,
             device,
@@ -129,6 +140,7 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
                 min_positions: cfg.window_min_positions,
             }),
             fresh: 0,
+            read_up_to,
             list_error: None,
         })
     }
@@ -142,7 +154,14 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
                 if self.list_error.take().is_some() {
                     info!(dir = %dir.display(), "training files readable again");
                 }
-                n
+                match self.read_up_to.take() {
+                    Some(last) => {
+                        let new = self.window.positions_after(&last);
+                        info!(read_up_to = %last, new, held = n, "resumed: positions after the last round's files count as new");
+                        new
+                    }
+                    None => n,
+                }
             }
             // Said once per distinct error, not every poll: a coordinator that has not yet
             // written its first file is a normal wait, not a stream of warnings.
@@ -171,6 +190,7 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
         let round = self.round;
         let (train, val) = self.window.split(cfg.train.validation_fraction);
         let window = self.window.len();
+        let newest_file = self.window.newest_file();
         info!(round, window, files = self.window.file_count(), train = train.len(), steps, "training round");
         let pb = bar(steps, "train");
         let t0 = Instant::now();
@@ -218,7 +238,17 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
             warn!(error = %e, "checkpoint failed");
         }
         let model = Arc::new(model::load::<G>(&bytes, self.device).map_err(|e| e.to_string())?);
-        Ok(Trained { round, file, bytes, model, mean, train_eval, validation, samples_per_second: sps })
+        Ok(Trained {
+            round,
+            file,
+            bytes,
+            model,
+            mean,
+            train_eval,
+            validation,
+            samples_per_second: sps,
+            newest_file,
+        })
     }
 
     /// Gates the candidate; a gate that fails is a round not promoted, not an error. Its
@@ -239,12 +269,22 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
             pb.set_prefix(format!("candidate {pts:.1}/{n} points"));
         });
         pb.finish_and_clear();
-        let Gated { result, opponent, version } = gated.unwrap_or_else(|e| {
+        let Gated { result, opponent, version, pending } = gated.unwrap_or_else(|e| {
             warn!(round = t.round, error = %e, "gating failed; the candidate is not promoted");
             let result = GateResult::without_matches(false, format!("gating failed: {e}"));
-            Gated { result, opponent: OpponentRef::UserAi, version: 0 }
+            Gated { result, opponent: OpponentRef::UserAi, version: 0, pending: false }
         });
-        let opponent = match opponent {
+        let opponent = self.opponent_name(&opponent);
+        // A pending gate's matches so far are counted once, with its verdict.
+        if !pending {
+            self.push_gate_games(t.round, &opponent, &result);
+        }
+        RoundGate { result, opponent, version, pending }
+    }
+
+    /// An opponent as the ratings name it.
+    fn opponent_name(&self, opponent: &OpponentRef) -> String {
+        match *opponent {
             OpponentRef::UserAi => self.reference.clone(),
             OpponentRef::LocalBest => format!("round {}", self.best.as_ref().map_or(0, |b| b.round)),
             OpponentRef::Version(v) => self
@@ -253,17 +293,81 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
                 .rev()
                 .find(|e| e.version == v && e.promoted)
                 .map_or_else(|| format!("v{v}"), |e| format!("round {}", e.round)),
-        };
+        }
+    }
+
+    /// A gate's matches join the games the ratings are fitted on.
+    fn push_gate_games(&mut self, round: u64, opponent: &str, result: &GateResult) {
         if result.matches > 0 {
             self.results.push(Pairing {
-                a: format!("round {}", t.round),
-                b: opponent.clone(),
+                a: format!("round {round}"),
+                b: opponent.to_string(),
                 matches: result.matches,
                 points: result.points,
                 kind: "gate".into(),
             });
         }
-        RoundGate { result, opponent, version }
+    }
+
+    /// A candidate the last session published and left being gated ([`Gated::pending`]): the
+    /// coordinator gated it on, so this waits for its verdict before training on, and a
+    /// promoted one becomes this run's best, trained on from. Without it the coordinator could
+    /// promote and serve a model the trainer has left behind. Stopped again while waiting,
+    /// the candidate stays pending.
+    ///
+    /// # Errors
+    /// An unwritable run directory, or a promoted candidate whose file cannot be read.
+    pub(super) fn settle(&mut self, gatekeeper: &mut dyn Gatekeeper) -> Result<(), String> {
+        let Some(i) = self.history.iter().rposition(|e| e.pending) else { return Ok(()) };
+        let (round, version) = (self.history[i].round, self.history[i].version);
+        info!(
+            round,
+            version,
+            "waiting for the coordinator's verdict on the candidate it was gating when the run stopped"
+        );
+        let pb = bar(u64::from(self.cfg.gate.matches), "gate");
+        let outcome = gatekeeper.verdict(version, &mut |n, max, pts| {
+            pb.set_length(u64::from(max));
+            pb.set_position(u64::from(n));
+            pb.set_prefix(format!("round {round} (v{version}) {pts:.1}/{n} points"));
+        });
+        pb.finish_and_clear();
+        let gated = match outcome {
+            Some(Ok(g)) if g.pending => return Ok(()),
+            Some(Ok(g)) => g,
+            Some(Err(e)) => {
+                warn!(round, version, error = %e, "no verdict on the candidate; it is not promoted");
+                let result = GateResult::without_matches(false, format!("gating failed: {e}"));
+                Gated { result, opponent: OpponentRef::UserAi, version, pending: false }
+            }
+            None => {
+                let result =
+                    GateResult::without_matches(false, "left pending; nobody to ask for its verdict".into());
+                Gated { result, opponent: OpponentRef::UserAi, version, pending: false }
+            }
+        };
+        let opponent = self.opponent_name(&gated.opponent);
+        self.push_gate_games(round, &opponent, &gated.result);
+        let r = &gated.result;
+        if r.promoted {
+            let file = self.cfg.run_dir.join(&self.history[i].file);
+            let bytes = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let model = Arc::new(model::load::<G>(&bytes, self.device).map_err(|e| e.to_string())?);
+            write_atomic(&self.best_path, &bytes)?;
+            match Trainer::<G>::resume(self.cfg.train.clone(), self.device, &bytes) {
+                Ok(t) => self.trainer = t,
+                Err(e) => warn!(error = %e, "the promoted candidate does not fit the training settings"),
+            }
+            self.metrics.promoted.inc();
+            self.metrics.best_version.set(version as i64);
+            self.best = Some(Best { model, round, version });
+        }
+        let e = &mut self.history[i];
+        (e.opponent, e.gate_elo, e.elo, e.elo_lo, e.elo_hi) = (opponent, r.elo, r.elo, r.elo_lo, r.elo_hi);
+        (e.matches, e.points, e.promoted, e.reason, e.pending) =
+            (r.matches, r.points, r.promoted, r.reason.clone(), false);
+        info!(round, version, promoted = r.promoted, reason = %r.reason, "verdict on the candidate left pending");
+        self.save()
     }
 
     /// Rating games: a promoted model against fixed anchors, so that ratings rest on games
@@ -304,12 +408,7 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
     /// Saves the round: the games, the best model if promoted, the ratings of every model
     /// refitted on all games, and their plot.
     pub(super) fn record(&mut self, t: Trained, g: RoundGate) -> Result<(), String> {
-        let cfg = self.cfg;
-        let RoundGate { result, opponent, version } = g;
-        write_atomic(
-            &cfg.run_dir.join("results.json"),
-            serde_json::to_string_pretty(&self.results).map_err(|e| e.to_string())?.as_bytes(),
-        )?;
+        let RoundGate { result, opponent, version, pending } = g;
         if result.promoted {
             write_atomic(&self.best_path, &t.bytes)?;
         }
@@ -320,7 +419,7 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
             version,
             opponent,
             gate_elo: result.elo,
-            // Filled in by the fit below.
+            // Filled in by the fit in `save`.
             elo: result.elo,
             elo_lo: result.elo_lo,
             elo_hi: result.elo_hi,
@@ -328,16 +427,26 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
             points: result.points,
             promoted: result.promoted,
             reason: result.reason.clone(),
+            pending,
             train_loss: t.mean.total,
             train_losses: t.train_eval,
             validation_losses: t.validation,
             validation_loss: t.validation.total,
             steps: self.trainer.steps,
             window: self.window.len(),
+            newest_file: t.newest_file,
             samples_per_second: t.samples_per_second,
         });
-        let rated = crate::ratings::fit(&self.results, &self.reference);
-        crate::ratings::apply(&mut self.history, &rated);
+        self.metrics.rounds.inc();
+        if result.matches > 0 {
+            self.metrics.last_gate_points.set(result.points / f64::from(result.matches));
+        }
+        if result.promoted {
+            self.metrics.promoted.inc();
+            self.metrics.best_version.set(version as i64);
+            self.best = Some(Best { model: t.model, round: t.round, version });
+        }
+        self.save()?;
         let entry = self.history.last().expect("just pushed");
         info!(
             round = t.round,
@@ -346,25 +455,26 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
             elo = format!("{:+.0} [{:+.0}, {:+.0}]", entry.elo, entry.elo_lo, entry.elo_hi),
             reason = %entry.reason,
             version,
+            pending,
             "gated"
         );
-        self.metrics.rounds.inc();
-        if result.matches > 0 {
-            self.metrics.last_gate_points.set(result.points / f64::from(result.matches));
-        }
-        if entry.promoted {
-            self.metrics.promoted.inc();
-            self.metrics.best_version.set(version as i64);
-            self.best = Some(Best { model: t.model, round: t.round, version });
-        }
+        Ok(())
+    }
+
+    /// Writes the games, and the ratings of every model refitted on them, with their plot.
+    fn save(&mut self) -> Result<(), String> {
+        let dir = &self.cfg.run_dir;
         write_atomic(
-            &cfg.run_dir.join("ratings.json"),
+            &dir.join("results.json"),
+            serde_json::to_string_pretty(&self.results).map_err(|e| e.to_string())?.as_bytes(),
+        )?;
+        let rated = crate::ratings::fit(&self.results, &self.reference);
+        crate::ratings::apply(&mut self.history, &rated);
+        write_atomic(
+            &dir.join("ratings.json"),
             serde_json::to_string_pretty(&self.history).map_err(|e| e.to_string())?.as_bytes(),
         )?;
-        write_atomic(
-            &cfg.run_dir.join("ratings.svg"),
-            crate::plot::ratings_svg(&self.history, &rated).as_bytes(),
-        )?;
+        write_atomic(&dir.join("ratings.svg"), crate::plot::ratings_svg(&self.history, &rated).as_bytes())?;
         Ok(())
     }
 }
