@@ -30,7 +30,8 @@ pub struct MatchArgs {
     /// The external engine's command line (run by `sh -c`), e.g. "zeroplay uci --game banqi".
     #[arg(long)]
     pub engine: String,
-    /// zeroplay's agent against it (default: banqi-ab at the move time).
+    /// zeroplay's agent against it (default: banqi-ab at the move time with the built-in model
+    /// at its leaves, `banqi-ab:time=MS,model=builtin`).
     #[arg(short = 'a', long)]
     pub agent: Option<String>,
     /// Matches (each two games, seats swapped, one deal).
@@ -262,7 +263,9 @@ fn forfeit(actions: Vec<Action>, loser: Seat, fault: Fault) -> Played {
 pub fn run(args: MatchArgs) -> Result<()> {
     let movetime = Duration::from_millis(args.movetime.max(1));
     let margin = Duration::from_millis(args.margin);
-    let spec_text = args.agent.clone().unwrap_or_else(|| format!("banqi-ab:time={}ms", args.movetime));
+    let spec_text = args.agent.clone().unwrap_or_else(|| {
+        format!("banqi-ab:time={}ms,model={}", args.movetime, model::builtin::BUILTIN_MODEL)
+    });
     let spec = spec_text.parse::<AgentSpec>()?.with_table_store(modelfile::tables::default_store());
     let mut agent =
         spec.build_with::<Banqi>(&crate::netload::loader::<Banqi>()).map_err(anyhow::Error::msg)?;

@@ -12,12 +12,16 @@ use engine::eval::Evaluator;
 use model::NetSource;
 
 /// A loader for [`engine::spec::AgentSpec::build_with`]: reads and checks the model file
-/// and builds its network leaf with [`model::net_leaf`] (inference on the searching thread,
-/// CPU backend).
+/// (`builtin`: the game's model built into the binary, [`model::builtin`]) and builds its
+/// network leaf with [`model::net_leaf`] (inference on the searching thread, CPU backend).
 pub fn loader<G: Features>() -> Box<NetLoader<'static, G>> {
     Box::new(|path: &str, leaf: &LeafSettings| -> Result<Arc<dyn Evaluator<G>>, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("model {path}: {e}"))?;
-        let m = model::load::<G>(&bytes, &model::cpu()).map_err(|e| format!("model {path}: {e}"))?;
+        let m = if path == model::builtin::BUILTIN_MODEL {
+            model::builtin::load::<G>(&model::cpu())?
+        } else {
+            let bytes = std::fs::read(path).map_err(|e| format!("model {path}: {e}"))?;
+            model::load::<G>(&bytes, &model::cpu()).map_err(|e| format!("model {path}: {e}"))?
+        };
         Ok(model::net_leaf::<G>(NetSource::Fixed(m), leaf))
     })
 }

@@ -326,20 +326,23 @@ pub fn run(args: UciArgs) -> Result<()> {
     });
     let mut session = match (search, &args.model) {
         (UciSearch::Ab, model) => {
-            let leaf = match model {
-                Some(path) => Some(
-                    crate::netload::loader::<Banqi>()(
-                        &path.to_string_lossy(),
-                        &engine::LeafSettings::net_alone(),
-                    )
-                    .map_err(anyhow::Error::msg)?,
+            // Without a file, the built-in model: the strongest agent is the default.
+            let name = match model {
+                Some(path) => Some(path.to_string_lossy().into_owned()),
+                None if args.no_model => None,
+                None => Some(model::builtin::BUILTIN_MODEL.to_string()),
+            };
+            let leaf = match &name {
+                Some(m) => Some(
+                    crate::netload::loader::<Banqi>()(m, &engine::LeafSettings::net_alone())
+                        .map_err(anyhow::Error::msg)?,
                 ),
                 None => None,
             };
             tracing::info!(
-                model = ?args.model,
+                model = name.as_deref().unwrap_or("none"),
                 "zeroplay uci: banqi-ab (expectiminimax with endgame tables{}); reading commands on stdin",
-                if leaf.is_some() { ", the model at its leaves" } else { "" }
+                if leaf.is_some() { ", the model at its leaves" } else { ", the handcrafted evaluation" }
             );
             Session::alpha_beta(movetime, args.seed, modelfile::tables::default_store(), leaf)
         }

@@ -160,3 +160,28 @@ fn end_of_input_ends_the_process() {
     let status = e.child.wait().unwrap();
     assert!(status.success());
 }
+
+/// Without --model, `banqi-ab` plays with the model built into the binary at its leaves (the
+/// strongest agent measured); --no-model leaves the handcrafted evaluation.
+#[test]
+fn the_built_in_model_is_the_default_evaluation() {
+    for (flag, says) in [(None, "builtin"), (Some("--no-model"), "the handcrafted evaluation")] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_zeroplay"))
+            .args(["uci", "--game", "banqi"])
+            .args(flag)
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("zeroplay starts");
+        child.stdin.take().unwrap().write_all(b"isready\ngo nodes 2000\nquit\n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains("bestmove "), "{stdout}");
+        assert!(stderr.contains("zeroplay uci: banqi-ab") && stderr.contains(says), "{flag:?}: {stderr}");
+        assert_eq!(stderr.contains("the model at its leaves"), flag.is_none(), "{stderr}");
+    }
+}

@@ -10,6 +10,8 @@
 //! - [`eval`]: the network as the search's leaf evaluator: a hot-swappable [`eval::ModelSlot`],
 //!   a per-game [`eval::NetEvaluator`] that pins one model per move, and a [`eval::Batcher`]
 //!   that merges leaf batches across games.
+//! - [`builtin`]: the models built into the binary (Banqi's `banqi-ab` leaf network), with
+//!   their provenance in `model/builtin/README.md`.
 //! - [`cpu`]: the same forward pass without tensors for inference on the CPU, where the search
 //!   asks a few positions at a time: sparse input layer, register-blocked hidden layers, only
 //!   the legal actions' policy logits.
@@ -19,6 +21,7 @@
 //! [`CPU_MAX_BATCH`] positions on the CPU device runs [`cpu::CpuNet`]; larger batches run
 //! through burn ([`Model::infer_burn`]).
 
+pub mod builtin;
 pub mod cpu;
 pub mod eval;
 pub mod file;

@@ -16,9 +16,14 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct GameServeConfig {
     /// The game's model file, reloaded when it changes. With a coordinator, its best model of
-    /// this game is followed instead. Without either, the game's own AI plays (Battle Number:
-    /// the user's rollout MCTS; TriGolden: `trigolden-user`; Banqi: `banqi-ab`).
+    /// this game is followed instead. Without either, the model built into the binary where
+    /// the game has one (Banqi's: `model/builtin/README.md`), else the game's own AI (Battle
+    /// Number: the user's rollout MCTS; TriGolden: `trigolden-user`).
     pub model: Option<PathBuf>,
+    /// Without a model file or a coordinator, play with the game's built-in model (true, the
+    /// default: the strongest agent measured); false: the game's own AI (Banqi: `banqi-ab`
+    /// with its handcrafted evaluation).
+    pub builtin: bool,
     /// The game's AI: `auto` (the default) or `net` for every game, or an agent spec where the
     /// game has other agents (its time is replaced by the game's):
     /// - Battle Number: `auto` and `net` are the same, MCTS with the model's leaves (the user's
@@ -40,7 +45,7 @@ pub struct GameServeConfig {
 
 impl Default for GameServeConfig {
     fn default() -> Self {
-        GameServeConfig { model: None, agent: "auto".into(), options: None }
+        GameServeConfig { model: None, builtin: true, agent: "auto".into(), options: None }
     }
 }
 

@@ -270,8 +270,12 @@ pub async fn run_with_ready(
     // Each game's model file: a bad file is refused at start; later bad versions are refused
     // and the old model kept.
     for kind in GameKind::ALL {
-        engine::with_game!(kind, |G| if let Some(path) = cfg.model_file(kind) {
-            serve_file::<G>(path, state.model(kind), cfg.model_poll_ms, &stop)?;
+        engine::with_game!(kind, |G| match cfg.model_file(kind) {
+            Some(path) => serve_file::<G>(path, state.model(kind), cfg.model_poll_ms, &stop)?,
+            None if cfg.coordinator.is_none() && cfg.game(kind).builtin => {
+                serve_builtin::<G>(state.model(kind)).map_err(ServeError::Config)?
+            }
+            None => {}
         });
     }
     if let Some(url) = &cfg.coordinator {
@@ -320,6 +324,18 @@ pub async fn run_with_ready(
 }
 
 type Stamp = Option<std::time::SystemTime>;
+
+/// Loads `G`'s built-in model ([`model::builtin`]), if it has one, into `slot` as version 1.
+fn serve_builtin<G: engine::Features>(slot: &Arc<ModelSlot>) -> Result<(), String> {
+    let kind = GameKind::of::<G>();
+    if model::builtin::bytes(kind).is_none() {
+        return Ok(());
+    }
+    let m = model::builtin::load::<G>(&model::cpu())?;
+    info!(game = kind.name(), sha256 = %m.sha256, "serving the built-in model ([games.{}] builtin = false: without it)", kind.name());
+    slot.publish(1, m);
+    Ok(())
+}
 
 /// Loads `path` into `slot` (refusing a bad file) and watches it for new versions.
 fn serve_file<G: engine::Features>(

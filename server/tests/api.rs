@@ -177,10 +177,15 @@ fn a_battle_number_game_against_the_ai_with_undo_redo_and_replay() {
     assert_eq!(sample("zeroplay_serve_games_held"), 2.0);
     assert_eq!(sample("zeroplay_serve_games_created_total"), 2.0);
     assert_eq!(sample("zeroplay_serve_ai_simulations_total"), info["ai"]["simulations"].as_f64().unwrap());
-    // Every hosted game has its model version, TriGolden's too (it was missing once).
-    for game in ["battlenumber", "trigolden", "banqi"] {
-        assert_eq!(sample(&format!("zeroplay_serve_model_version{{game=\"{game}\"}}")), 0.0, "{game}");
-        assert_eq!(info["model_versions"][game], 0, "{info}");
+    // Every hosted game has its model version, TriGolden's too (it was missing once); Banqi
+    // plays with its built-in model (version 1) without a model file.
+    for (game, version) in [("battlenumber", 0), ("trigolden", 0), ("banqi", 1)] {
+        assert_eq!(
+            sample(&format!("zeroplay_serve_model_version{{game=\"{game}\"}}")),
+            version as f64,
+            "{game}"
+        );
+        assert_eq!(info["model_versions"][game], version, "{info}");
         assert!(info["agents"][game].is_string(), "{info}");
     }
     // The page names its own board downloads as the server names its renders.
@@ -529,6 +534,28 @@ fn a_banqi_game_with_flips_resolved_by_the_hidden_deal_undo_and_replay() {
     assert_eq!(st, 400, "{e}");
 }
 
+/// Without a model file, Banqi's AI is `banqi-ab` with the built-in model at its leaves;
+/// `builtin = false` leaves the handcrafted evaluation.
+#[test]
+fn banqi_plays_its_built_in_model_unless_told_not_to() {
+    for (builtin, version, agent) in [(true, 1, "model=served"), (false, 0, "banqi-ab:time=")] {
+        let mut cfg = quick();
+        cfg.games.entry(GameKind::Banqi).or_default().builtin = builtin;
+        let s = Server::start(cfg);
+        let info = s.ok("GET", "/api/info", None);
+        assert_eq!(info["model_versions"]["banqi"], version, "builtin = {builtin}: {info}");
+        let name = info["agents"]["banqi"].as_str().unwrap();
+        assert!(name.starts_with("banqi-ab:") && name.contains(agent), "builtin = {builtin}: {name}");
+        assert_eq!(name.contains("model="), builtin, "{name}");
+        let v = s.ok("POST", "/api/games", Some(json!({"game": "banqi", "ai_seat": "first", "seed": 4})));
+        assert_eq!(v["model_version"], version);
+        let id = v["id"].as_str().unwrap().to_string();
+        let (st, _, body) = s.raw("POST", &format!("/api/games/{id}/ai?ms=100"), None, "text/plain");
+        assert_eq!(st, 200);
+        assert_eq!(events(&body).pop().unwrap().1["applied"], true);
+    }
+}
+
 #[test]
 fn a_banqi_model_file_plays_banqi() {
     let dir = tempfile::tempdir().unwrap();
@@ -584,7 +611,10 @@ fn banqi_ai_first(s: &Server) -> String {
 }
 
 fn long_thinking() -> ServeConfig {
-    ServeConfig { max_ai_ms: 10_000, ..quick() }.with_agent(GameKind::Banqi, "net")
+    let mut cfg = ServeConfig { max_ai_ms: 10_000, ..quick() }.with_agent(GameKind::Banqi, "net");
+    // Random playouts, not the built-in model, as the AI's description says.
+    cfg.games.entry(GameKind::Banqi).or_default().builtin = false;
+    cfg
 }
 
 #[test]

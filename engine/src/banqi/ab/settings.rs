@@ -301,9 +301,9 @@ pub static AB_KEYS: &[Setting<AbSettings>] = &[
     Setting {
         toml: "",
         spec: "model",
-        value: "PATH|served",
+        value: "PATH|builtin|served",
         default: "-",
-        help: "A one-layer value network valuing the leaves instead of the evaluation; `served`: the program's newest.",
+        help: "A one-layer value network valuing the leaves instead of the evaluation; `builtin`: the one built into the binary; `served`: the program's newest.",
         set: |s, v| match &*v.text() {
             "" => Err("``: a model file's path, or `served`".into()),
             path => {
