@@ -552,7 +552,7 @@ pub struct UciArgs {
     /// A trained model file. With `ab`: its value at banqi-ab's leaves in place of the
     /// handcrafted evaluation. With `mcts`: its priors and its value mixed with a random
     /// playout (--lambda). Without one: with `ab`, the model built into the binary
-    /// (model/builtin/README.md: +161 Elo over the handcrafted evaluation at 300 ms); with
+    /// (engine/src/banqi/builtin/README.md: +161 Elo over the handcrafted evaluation at 300 ms); with
     /// `mcts`, random-playout leaves.
     #[arg(long, conflicts_with = "no_model")]
     pub model: Option<PathBuf>,

@@ -48,6 +48,10 @@ pub struct Pack {
     /// `window.zeroplayBoards` under the game's name; served as `/boards/<name>.js`); empty:
     /// the page draws the game itself (the first three games, drawn in `web/app.js`).
     pub board_js: &'static str,
+    /// The model file built into the binary where the game's strongest player is a trained
+    /// network (`model::builtin`; `model=builtin` in a spec), kept in the game's folder with a
+    /// README of the run that trained it and its measured strength; `None`: none.
+    pub builtin_model: Option<&'static [u8]>,
 }
 
 /// The documented strength protocol of one game: time per move, reference opponent, openings.

@@ -1,23 +1,18 @@
 //! Models built into the binary: for a game whose strongest player is a trained network, the
 //! network this project's own pipeline trained, so that `zeroplay uci`, `zeroplay match` and
 //! the play server play their strongest by default, as Leela Zero and KataGo ship a network.
-//! Each file's provenance (the run that trained it, its seed and commands, and its strength
-//! measured at play time) is in `model/builtin/README.md`; a test loads every one.
+//! The files live in their games' folders ([`engine::pack::Pack::builtin_model`]), each with a
+//! README of the run that trained it and its strength measured at play time; a test loads
+//! every one.
 
 use engine::{Features, GameKind};
 
 /// The name `model=` (in an agent spec) and `--model` give a built-in model.
 pub const BUILTIN_MODEL: &str = "builtin";
 
-/// Banqi: a one-layer (`nano`) value network for `banqi-ab`'s leaves.
-const BANQI: &[u8] = include_bytes!("../builtin/banqi.safetensors");
-
 /// The built-in model file of `game`, if it has one.
 pub fn bytes(game: GameKind) -> Option<&'static [u8]> {
-    match game {
-        GameKind::Banqi => Some(BANQI),
-        _ => None,
-    }
+    game.pack().builtin_model
 }
 
 /// The built-in model of `G`, loaded and checked.
@@ -36,20 +31,23 @@ mod tests {
     use super::*;
 
     /// Every built-in model loads under today's engine, for the game it is filed under, and
-    /// Banqi's is one-layer (it plays inside `banqi-ab`).
+    /// is one-layer (each plays inside its game's own searcher); a game without one says so.
     #[test]
     fn every_builtin_model_loads_for_its_game() {
-        let mut found = 0;
+        let (mut with, mut without) = (0, 0);
         for kind in GameKind::ALL {
-            let Some(b) = bytes(kind) else { continue };
-            found += 1;
+            let Some(b) = bytes(kind) else {
+                without += 1;
+                let e = engine::with_game!(kind, |G| load::<G>(&crate::cpu()).map(|_| ()).unwrap_err());
+                assert!(e.contains("has no built-in model"), "{e}");
+                continue;
+            };
+            with += 1;
             let meta = crate::read_meta(b).unwrap();
             assert_eq!(meta.game, kind.name());
+            assert!(meta.net.is_one_layer(), "{kind}");
             engine::with_game!(kind, |G| load::<G>(&crate::cpu()).map(|_| ()).unwrap());
         }
-        assert_eq!(found, 1);
-        assert!(crate::read_meta(BANQI).unwrap().net.is_one_layer());
-        let e = load::<engine::battlenumber::BattleNumber>(&crate::cpu()).unwrap_err();
-        assert!(e.contains("has no built-in model"), "{e}");
+        assert!(with >= 1 && without >= 1, "{with} games with a built-in model, {without} without");
     }
 }

@@ -11,7 +11,7 @@
 //!   a per-game [`eval::NetEvaluator`] that pins one model per move, and a [`eval::Batcher`]
 //!   that merges leaf batches across games.
 //! - [`builtin`]: the models built into the binary (Banqi's `banqi-ab` leaf network), with
-//!   their provenance in `model/builtin/README.md`.
+//!   their provenance in `engine/src/banqi/builtin/README.md`.
 //! - [`cpu`]: the same forward pass without tensors for inference on the CPU, where the search
 //!   asks a few positions at a time: sparse input layer, register-blocked hidden layers, only
 //!   the legal actions' policy logits.

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub struct GameServeConfig {
     /// The game's model file, reloaded when it changes. With a coordinator, its best model of
     /// this game is followed instead. Without either, the model built into the binary where
-    /// the game has one (Banqi's: `model/builtin/README.md`), else the game's own AI (Battle
+    /// the game has one (Banqi's: `engine/src/banqi/builtin/README.md`), else the game's own AI (Battle
     /// Number: the user's rollout MCTS; TriGolden: `trigolden-user`).
     pub model: Option<PathBuf>,
     /// Without a model file or a coordinator, play with the game's built-in model (true, the

@@ -68,6 +68,7 @@ whose flip is being resolved; the layout is in `engine/src/banqi/features.rs`)."
         },
         served_agents: &["banqi-ab"],
         board_js: "",
+        builtin_model: Some(include_bytes!("builtin/banqi.safetensors")),
         svg_name: "Banqi",
         arbitration: false,
     };

@@ -37,6 +37,7 @@ with kinds S1, D2, C2, T3, X0 = 0..4. Mask to the legal clicks, then softmax.",
         // arrives.
         served_agents: &[],
         board_js: "",
+        builtin_model: None,
         svg_name: "BattleNumber",
         arbitration: false,
     };

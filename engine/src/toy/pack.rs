@@ -36,6 +36,7 @@ impl GamePack for Toy {
         arbitration: false,
         svg_name: "Toy",
         board_js: include_str!("board.js"),
+        builtin_model: None,
     };
 
     fn svg(&self, caption: &[String]) -> String {

@@ -71,6 +71,7 @@ players, from the view of the player to move; the layout is in
         },
         served_agents: &["trigolden-user", "trigolden-lite", "mcts"],
         board_js: "",
+        builtin_model: None,
         svg_name: "BraceTheTriGolden",
         arbitration: true,
     };
