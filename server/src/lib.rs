@@ -328,10 +328,8 @@ type Stamp = Option<std::time::SystemTime>;
 /// Loads `G`'s built-in model ([`model::builtin`]), if it has one, into `slot` as version 1.
 fn serve_builtin<G: engine::Features>(slot: &Arc<ModelSlot>) -> Result<(), String> {
     let kind = GameKind::of::<G>();
-    if model::builtin::bytes(kind).is_none() {
-        return Ok(());
-    }
-    let m = model::builtin::load::<G>(&model::cpu())?;
+    let Some(bytes) = model::builtin::bytes(kind) else { return Ok(()) };
+    let m = model::load::<G>(bytes, &model::cpu()).map_err(|e| format!("the built-in {kind} model: {e}"))?;
     info!(game = kind.name(), sha256 = %m.sha256, "serving the built-in model ([games.{}] builtin = false: without it)", kind.name());
     slot.publish(1, m);
     Ok(())

@@ -332,20 +332,21 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
             pb.set_prefix(format!("round {round} (v{version}) {pts:.1}/{n} points"));
         });
         pb.finish_and_clear();
-        let gated = match outcome {
+        let verdict = match outcome {
             Some(Ok(g)) if g.pending => return Ok(()),
-            Some(Ok(g)) => g,
+            Some(Ok(g)) => Ok(g),
             Some(Err(e)) => {
                 warn!(round, version, error = %e, "no verdict on the candidate; it is not promoted");
-                let result = GateResult::without_matches(false, format!("gating failed: {e}"));
-                Gated { result, opponent: OpponentRef::UserAi, version, pending: false }
+                Err(format!("gating failed: {e}"))
             }
-            None => {
-                let result =
-                    GateResult::without_matches(false, "left pending; nobody to ask for its verdict".into());
-                Gated { result, opponent: OpponentRef::UserAi, version, pending: false }
-            }
+            None => Err("left pending; nobody to ask for its verdict".to_string()),
         };
+        let gated = verdict.unwrap_or_else(|reason| Gated {
+            result: GateResult::without_matches(false, reason),
+            opponent: OpponentRef::UserAi,
+            version,
+            pending: false,
+        });
         let opponent = self.opponent_name(&gated.opponent);
         self.push_gate_games(round, &opponent, &gated.result);
         let r = &gated.result;
