@@ -59,13 +59,18 @@ pub fn models_by_game(
     Ok(given)
 }
 
-/// Whether the model at `path` is one-layer (`nano`: no residual block), read from its metadata
-/// without building the network: such a model plays inside Banqi's `banqi-ab`.
+/// Whether the model at `path` (or `builtin`: `game`'s built-in model) is one-layer (`nano`:
+/// no residual block), read from its metadata without building the network: such a model
+/// plays inside Banqi's `banqi-ab`.
 ///
 /// # Errors
-/// A file that cannot be read or whose metadata does not parse.
-pub fn one_layer(path: &std::path::Path) -> Result<bool> {
-    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
+/// A file that cannot be read, `builtin` for a game without one, or metadata that does not parse.
+pub fn one_layer(game: engine::GameKind, path: &std::path::Path) -> Result<bool> {
+    let bytes = if path.as_os_str() == model::builtin::BUILTIN_MODEL {
+        model::builtin::bytes(game).with_context(|| format!("{game} has no built-in model"))?.to_vec()
+    } else {
+        std::fs::read(path).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?
+    };
     let meta = model::read_meta(&bytes).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
     Ok(meta.net.is_one_layer())
 }

@@ -60,7 +60,7 @@ impl Ours {
     /// # Errors
     /// A model file that cannot be read.
     pub fn served(game: GameKind, model: &std::path::Path) -> Result<Ours> {
-        let inside = protocol(game).searcher.is_some() && crate::netload::one_layer(model)?;
+        let inside = protocol(game).searcher.is_some() && crate::netload::one_layer(game, model)?;
         Ok(if inside { Ours::Searcher } else { Ours::Mixed })
     }
 

@@ -316,7 +316,7 @@ pub fn run(args: UciArgs) -> Result<()> {
     // A one-layer (`nano`) model is banqi-ab's leaf evaluation; a larger one plays through
     // MCTS (docs/benchmarks.md, issue 39). The metadata decides, so the model loads once.
     let one_layer = match &args.model {
-        Some(path) => crate::netload::one_layer(path)?,
+        Some(path) => crate::netload::one_layer(args.game, path)?,
         None => false,
     };
     let search = args.search.unwrap_or(if args.model.is_none() || one_layer {

@@ -161,14 +161,20 @@ fn end_of_input_ends_the_process() {
     assert!(status.success());
 }
 
-/// Without --model, `banqi-ab` plays with the model built into the binary at its leaves (the
-/// strongest agent measured); --no-model leaves the handcrafted evaluation.
+/// Without --model (or with `--model builtin`), `banqi-ab` plays with the model built into the
+/// binary at its leaves (the strongest agent measured); --no-model leaves the handcrafted
+/// evaluation.
 #[test]
 fn the_built_in_model_is_the_default_evaluation() {
-    for (flag, says) in [(None, "builtin"), (Some("--no-model"), "the handcrafted evaluation")] {
+    let cases: [(&[&str], &str); 3] = [
+        (&[], "builtin"),
+        (&["--model", "builtin"], "builtin"),
+        (&["--no-model"], "the handcrafted evaluation"),
+    ];
+    for (flags, says) in cases {
         let mut child = Command::new(env!("CARGO_BIN_EXE_zeroplay"))
             .args(["uci", "--game", "banqi"])
-            .args(flag)
+            .args(flags)
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .stdin(Stdio::piped())
@@ -181,7 +187,7 @@ fn the_built_in_model_is_the_default_evaluation() {
         assert!(out.status.success());
         let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         assert!(stdout.contains("bestmove "), "{stdout}");
-        assert!(stderr.contains("zeroplay uci: banqi-ab") && stderr.contains(says), "{flag:?}: {stderr}");
-        assert_eq!(stderr.contains("the model at its leaves"), flag.is_none(), "{stderr}");
+        assert!(stderr.contains("zeroplay uci: banqi-ab") && stderr.contains(says), "{flags:?}: {stderr}");
+        assert_eq!(stderr.contains("the model at its leaves"), says == "builtin", "{flags:?}: {stderr}");
     }
 }

@@ -3,7 +3,7 @@
 //! | method and path | what it does |
 //! |---|---|
 //! | `GET /` , `/replay/{token}` | the web client |
-//! | `GET /api/info` | games, limits, each game's model version (`model_versions`) and AI, AI statistics |
+//! | `GET /api/info` | games, limits, each game's model version (`model_versions`), source (`model_sources`), SHA-256 and AI, AI statistics |
 //! | `POST /api/games` | a new game: `{game, options, ai_seat, ai_ms, seed}`, or one taken over from a replay: `{replay, at}` |
 //! | `GET /api/games/{id}` | the game: board, legal clicks, history, outcome, replay token |
 //! | `DELETE /api/games/{id}` | drop it |
@@ -187,6 +187,10 @@ async fn info(State(state): State<Arc<AppState>>) -> Json<Value> {
         // older clients.
         "model_versions": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.model(k).version()))).into_iter().collect::<serde_json::Map<_, _>>(),
         "model_version": state.model(GameKind::DEFAULT).version(),
+        // Where each game's model comes from: "file", "coordinator", "builtin" (the model
+        // built into the binary) or null; and the SHA-256 of the one now served.
+        "model_sources": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.cfg.model_source(k).name()))).into_iter().collect::<serde_json::Map<_, _>>(),
+        "model_sha256": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.model(k).current().map(|v| v.model.sha256.clone())))).into_iter().collect::<serde_json::Map<_, _>>(),
         "games_held": state.games_held(),
         // The agent each game's AI is now (it changes when a model arrives), at 1 s a move.
         "agents": GameKind::ALL.map(|k| (k.name().to_string(), json!(state.hosts.ai_name(k)))).into_iter().collect::<serde_json::Map<_, _>>(),

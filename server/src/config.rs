@@ -173,6 +173,17 @@ impl ServeConfig {
         self.games.get(&kind).and_then(|g| g.model.as_deref())
     }
 
+    /// Where `kind`'s model comes from: its file, else the coordinator, else the game's
+    /// built-in model (where it has one and `builtin` is on), else none.
+    pub fn model_source(&self, kind: GameKind) -> ModelSource {
+        match self.model_file(kind) {
+            Some(path) => ModelSource::File(path.to_path_buf()),
+            None if self.coordinator.is_some() => ModelSource::Coordinator,
+            None if self.game(kind).builtin && model::builtin::bytes(kind).is_some() => ModelSource::Builtin,
+            None => ModelSource::None,
+        }
+    }
+
     /// This configuration with `kind`'s model file set (no coordinator then).
     pub fn with_model(mut self, kind: GameKind, path: impl Into<PathBuf>) -> ServeConfig {
         self.games.entry(kind).or_default().model = Some(path.into());
@@ -307,6 +318,31 @@ fn check_agent(kind: GameKind, agent: &str) -> Result<(), String> {
     }
     let listed: Vec<String> = pack.served_agents.iter().map(|f| format!("{f}[:...]")).collect();
     Err(format!("auto, net or {}", listed.join(", ")))
+}
+
+/// Where a game's served model comes from ([`ServeConfig::model_source`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelSource {
+    /// A model file, reloaded when it changes.
+    File(PathBuf),
+    /// The coordinator's best model, followed as it is promoted.
+    Coordinator,
+    /// The model built into the binary ([`model::builtin`]).
+    Builtin,
+    /// No model: the game's AI plays without a network.
+    None,
+}
+
+impl ModelSource {
+    /// Its name in `/api/info`'s `model_sources` (`null` for none).
+    pub fn name(&self) -> Option<&'static str> {
+        match self {
+            ModelSource::File(_) => Some("file"),
+            ModelSource::Coordinator => Some("coordinator"),
+            ModelSource::Builtin => Some("builtin"),
+            ModelSource::None => None,
+        }
+    }
 }
 
 #[cfg(test)]

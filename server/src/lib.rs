@@ -43,7 +43,7 @@ pub mod table;
 
 use table::Table;
 
-pub use config::{GameDefaults, GameServeConfig, ServeConfig};
+pub use config::{GameDefaults, GameServeConfig, ModelSource, ServeConfig};
 
 /// Errors of the API, each mapped to one HTTP status in [`IntoResponse`].
 #[derive(Debug, thiserror::Error)]
@@ -270,12 +270,10 @@ pub async fn run_with_ready(
     // Each game's model file: a bad file is refused at start; later bad versions are refused
     // and the old model kept.
     for kind in GameKind::ALL {
-        engine::with_game!(kind, |G| match cfg.model_file(kind) {
-            Some(path) => serve_file::<G>(path, state.model(kind), cfg.model_poll_ms, &stop)?,
-            None if cfg.coordinator.is_none() && cfg.game(kind).builtin => {
-                serve_builtin::<G>(state.model(kind)).map_err(ServeError::Config)?
-            }
-            None => {}
+        engine::with_game!(kind, |G| match cfg.model_source(kind) {
+            ModelSource::File(path) => serve_file::<G>(&path, state.model(kind), cfg.model_poll_ms, &stop)?,
+            ModelSource::Builtin => serve_builtin::<G>(state.model(kind)).map_err(ServeError::Config)?,
+            ModelSource::Coordinator | ModelSource::None => {}
         });
     }
     if let Some(url) = &cfg.coordinator {
@@ -325,11 +323,10 @@ pub async fn run_with_ready(
 
 type Stamp = Option<std::time::SystemTime>;
 
-/// Loads `G`'s built-in model ([`model::builtin`]), if it has one, into `slot` as version 1.
+/// Loads `G`'s built-in model ([`model::builtin`]) into `slot` as version 1.
 fn serve_builtin<G: engine::Features>(slot: &Arc<ModelSlot>) -> Result<(), String> {
     let kind = GameKind::of::<G>();
-    let Some(bytes) = model::builtin::bytes(kind) else { return Ok(()) };
-    let m = model::load::<G>(bytes, &model::cpu()).map_err(|e| format!("the built-in {kind} model: {e}"))?;
+    let m = model::builtin::load::<G>(&model::cpu())?;
     info!(game = kind.name(), sha256 = %m.sha256, "serving the built-in model ([games.{}] builtin = false: without it)", kind.name());
     slot.publish(1, m);
     Ok(())

@@ -544,6 +544,10 @@ fn banqi_plays_its_built_in_model_unless_told_not_to() {
         let s = Server::start(cfg);
         let info = s.ok("GET", "/api/info", None);
         assert_eq!(info["model_versions"]["banqi"], version, "builtin = {builtin}: {info}");
+        let (source, sha) = (&info["model_sources"]["banqi"], &info["model_sha256"]["banqi"]);
+        assert_eq!(source.as_str(), builtin.then_some("builtin"), "{info}");
+        let built_in = model::builtin::bytes(GameKind::Banqi).unwrap();
+        assert_eq!(sha.as_str().map(String::from), builtin.then(|| model::sha256_hex(built_in)), "{info}");
         let name = info["agents"]["banqi"].as_str().unwrap();
         assert!(name.starts_with("banqi-ab:") && name.contains(agent), "builtin = {builtin}: {name}");
         assert_eq!(name.contains("model="), builtin, "{name}");
