@@ -1,5 +1,6 @@
 //! Loading trained networks for agents named by spec strings (`eval=net,model=PATH`).
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,14 +17,24 @@ use model::NetSource;
 /// network leaf with [`model::net_leaf`] (inference on the searching thread, CPU backend).
 pub fn loader<G: Features>() -> Box<NetLoader<'static, G>> {
     Box::new(|path: &str, leaf: &LeafSettings| -> Result<Arc<dyn Evaluator<G>>, String> {
-        let m = if path == model::builtin::BUILTIN_MODEL {
-            model::builtin::load::<G>(&model::cpu())?
-        } else {
-            let bytes = std::fs::read(path).map_err(|e| format!("model {path}: {e}"))?;
-            model::load::<G>(&bytes, &model::cpu()).map_err(|e| format!("model {path}: {e}"))?
-        };
+        let bytes = model_bytes(engine::GameKind::of::<G>(), Path::new(path))?;
+        let m = model::load::<G>(&bytes, &model::cpu()).map_err(|e| format!("model {path}: {e}"))?;
         Ok(model::net_leaf::<G>(NetSource::Fixed(m), leaf))
     })
+}
+
+/// The bytes of the model at `path`, or of `game`'s built-in model when `path` is `builtin`
+/// ([`model::builtin::BUILTIN_MODEL`]; borrowed from the binary, not copied).
+///
+/// # Errors
+/// A file that cannot be read, or `builtin` for a game without one.
+pub fn model_bytes(game: engine::GameKind, path: &Path) -> Result<Cow<'static, [u8]>, String> {
+    if path.as_os_str() == model::builtin::BUILTIN_MODEL {
+        let bytes = model::builtin::bytes(game).ok_or_else(|| format!("{game} has no built-in model"))?;
+        Ok(Cow::Borrowed(bytes))
+    } else {
+        std::fs::read(path).map(Cow::Owned).map_err(|e| format!("model {}: {e}", path.display()))
+    }
 }
 
 /// The model a run-directory command works on: `model` if given, else the run's best
@@ -65,12 +76,8 @@ pub fn models_by_game(
 ///
 /// # Errors
 /// A file that cannot be read, `builtin` for a game without one, or metadata that does not parse.
-pub fn one_layer(game: engine::GameKind, path: &std::path::Path) -> Result<bool> {
-    let bytes = if path.as_os_str() == model::builtin::BUILTIN_MODEL {
-        model::builtin::bytes(game).with_context(|| format!("{game} has no built-in model"))?.to_vec()
-    } else {
-        std::fs::read(path).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?
-    };
+pub fn one_layer(game: engine::GameKind, path: &Path) -> Result<bool> {
+    let bytes = model_bytes(game, path).map_err(anyhow::Error::msg)?;
     let meta = model::read_meta(&bytes).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
     Ok(meta.net.is_one_layer())
 }

@@ -45,6 +45,7 @@ pub struct GameServeConfig {
 
 impl Default for GameServeConfig {
     fn default() -> Self {
+        // `builtin: true` is also `model_source`'s answer for a game with no table.
         GameServeConfig { model: None, builtin: true, agent: "auto".into(), options: None }
     }
 }
@@ -176,10 +177,12 @@ impl ServeConfig {
     /// Where `kind`'s model comes from: its file, else the coordinator, else the game's
     /// built-in model (where it has one and `builtin` is on), else none.
     pub fn model_source(&self, kind: GameKind) -> ModelSource {
+        // Read in place: `game` would clone the table on every `/api/info` request.
+        let builtin_on = self.games.get(&kind).is_none_or(|g| g.builtin);
         match self.model_file(kind) {
             Some(path) => ModelSource::File(path.to_path_buf()),
             None if self.coordinator.is_some() => ModelSource::Coordinator,
-            None if self.game(kind).builtin && model::builtin::bytes(kind).is_some() => ModelSource::Builtin,
+            None if builtin_on && model::builtin::bytes(kind).is_some() => ModelSource::Builtin,
             None => ModelSource::None,
         }
     }
