@@ -30,8 +30,7 @@ pub fn loader<G: Features>() -> Box<NetLoader<'static, G>> {
 /// A file that cannot be read, or `builtin` for a game without one.
 pub fn model_bytes(game: engine::GameKind, path: &Path) -> Result<Cow<'static, [u8]>, String> {
     if path.as_os_str() == model::builtin::BUILTIN_MODEL {
-        let bytes = model::builtin::bytes(game).ok_or_else(|| format!("{game} has no built-in model"))?;
-        Ok(Cow::Borrowed(bytes))
+        model::builtin::require(game).map(Cow::Borrowed)
     } else {
         std::fs::read(path).map(Cow::Owned).map_err(|e| format!("model {}: {e}", path.display()))
     }

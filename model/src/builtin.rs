@@ -15,6 +15,14 @@ pub fn bytes(game: GameKind) -> Option<&'static [u8]> {
     game.pack().builtin_model
 }
 
+/// The built-in model file of `game`, or an error that says it has none.
+///
+/// # Errors
+/// `game` has no built-in model.
+pub fn require(game: GameKind) -> Result<&'static [u8], String> {
+    bytes(game).ok_or_else(|| format!("{game} has no built-in model"))
+}
+
 /// The built-in model of `G`, loaded and checked.
 ///
 /// # Errors
@@ -22,7 +30,7 @@ pub fn bytes(game: GameKind) -> Option<&'static [u8]> {
 /// keeps that from shipping).
 pub fn load<G: Features>(device: &burn::prelude::Device) -> Result<crate::Model, String> {
     let game = GameKind::of::<G>();
-    let bytes = bytes(game).ok_or_else(|| format!("{game} has no built-in model"))?;
+    let bytes = require(game)?;
     crate::load::<G>(bytes, device).map_err(|e| format!("the built-in {game} model: {e}"))
 }
 

@@ -43,10 +43,13 @@ pub struct GameServeConfig {
     pub options: Option<toml::Table>,
 }
 
+/// [`GameServeConfig::builtin`]'s default, also [`ServeConfig::model_source`]'s answer for a
+/// game the configuration has no table for.
+const BUILTIN_DEFAULT: bool = true;
+
 impl Default for GameServeConfig {
     fn default() -> Self {
-        // `builtin: true` is also `model_source`'s answer for a game with no table.
-        GameServeConfig { model: None, builtin: true, agent: "auto".into(), options: None }
+        GameServeConfig { model: None, builtin: BUILTIN_DEFAULT, agent: "auto".into(), options: None }
     }
 }
 
@@ -178,7 +181,7 @@ impl ServeConfig {
     /// built-in model (where it has one and `builtin` is on), else none.
     pub fn model_source(&self, kind: GameKind) -> ModelSource {
         // Read in place: `game` would clone the table on every `/api/info` request.
-        let builtin_on = self.games.get(&kind).is_none_or(|g| g.builtin);
+        let builtin_on = self.games.get(&kind).map_or(BUILTIN_DEFAULT, |g| g.builtin);
         match self.model_file(kind) {
             Some(path) => ModelSource::File(path.to_path_buf()),
             None if self.coordinator.is_some() => ModelSource::Coordinator,
