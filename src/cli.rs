@@ -282,6 +282,13 @@ pub struct LocalArgs {
     /// Do not write the balance report at the end of the run (runs/<name>/report).
     #[arg(long)]
     pub no_report: bool,
+    /// Start a new run from this model (a file, or `builtin` for the game's built-in one)
+    /// instead of from nothing: it is published as the run's first best model (version 1),
+    /// so self-play and a `model=served` teacher use it from the first game, candidates are
+    /// gated against it, and training goes on from its weights. The models table then rates
+    /// rounds over it. A run that already has a best model goes on from that one instead.
+    #[arg(long, value_name = "FILE|builtin")]
+    pub init_model: Option<PathBuf>,
 }
 
 /// `zeroplay curve`.

@@ -117,6 +117,7 @@ pub fn run(args: CurveArgs) -> Result<()> {
             measure_ms: None,
             options: Vec::new(),
             no_report: false,
+            init_model: None,
         })?;
     }
     let snaps = read_snapshots(&snaps_path)?;

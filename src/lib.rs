@@ -19,6 +19,7 @@ pub mod curve_cmd;
 pub mod diagnose_cmd;
 pub mod draws_cmd;
 pub mod fuzz;
+mod init_model;
 pub mod local_cmd;
 pub mod logging;
 pub mod match_cmd;

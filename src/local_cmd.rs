@@ -206,6 +206,25 @@ async fn run(
             }
         }
     };
+    if let Some(path) = &args.init_model {
+        // Before the worker starts, so that its first game already uses the model.
+        let train = (!args.no_train).then_some(&tcfg.train);
+        let seeded = async {
+            let model_version = status.status(pb::StatusRequest {}).await?.into_inner().model_version;
+            let mut client = zeroplay_client::connect(&zeroplay_client::ClientConfig {
+                coordinator: format!("http://{addr}"),
+                token: trainer_token.clone(),
+                ca_cert: None,
+            })?;
+            let dir = data_dir.join("trainer");
+            crate::init_model::seed(args.game, path, train, &device, &dir, &mut client, model_version).await
+        };
+        if let Err(e) = seeded.await {
+            let _ = stop_coord.send(true);
+            coord.await??;
+            return Err(e);
+        }
+    }
     let worker = tokio::spawn(zeroplay_worker::run(wcfg, until(stop_worker_rx)));
     // The trainer: its own thread (burn is synchronous), publishing promoted models to the
     // coordinator, which announces them to the worker; the coordinator gates its candidates

@@ -313,7 +313,8 @@ pub fn run_report(
     let plot = run_dir.join("ratings.svg");
     let plot_note = if plot.exists() { format!("; the plot is {}", plot.display()) } else { String::new() };
     out.push_str(&format!(
-        "\nmodels (Elo from one fit of all the run's games, the user's AI = 0{plot_note}; `zeroplay diagnose` and `zeroplay strength` take the run directory):\n"
+        "\nmodels (Elo from one fit of all the run's games, {} = 0{plot_note}; `zeroplay diagnose` and `zeroplay strength` take the run directory):\n",
+        trainer::ratings::zero_name(history)
     ));
     // The ratings are measured at the gate's budget, which is not what a player meets: say
     // so on the same screen, with the command that measures at equal time.

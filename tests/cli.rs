@@ -382,6 +382,51 @@ fn banqi_self_play_training_export_and_the_match_protocol_end_to_end() {
 
     let spec = format!("mcts:sims=32,eval=net,model={},lambda=0.5", model.display());
     one_arena_match("banqi", &spec, "mcts:sims=32,eval=rollout");
+
+    // A new run started from that candidate (`--init-model`): the coordinator's version 1
+    // before the first game, so the new run's first candidate is gated against it and the
+    // models table rates rounds over it.
+    let local = |name: &str, init: &Path| {
+        zeroplay()
+            .args([
+                "local",
+                "--game",
+                "banqi",
+                "--name",
+                name,
+                "--sims",
+                "8",
+                "--slots",
+                "2",
+                "--minutes",
+                "4",
+            ])
+            .args(["--measure-matches", "0", "--no-report", "--train-config", "train.toml", "--init-model"])
+            .arg(init)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let out = local("r2", &model);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let read = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(p)).unwrap()).unwrap()
+    };
+    let (first, second) = (read("runs/r/trainer/ratings.json"), read("runs/r2/trainer/ratings.json"));
+    let init = read("runs/r2/trainer/init-model.json");
+    assert_eq!((init["version"].as_u64(), &init["sha256"]), (Some(1), &first[0]["sha256"]), "{init}");
+    assert_eq!(second[0]["opponent"], "v1", "gated against the model the run started from: {second}");
+    assert_eq!(second[0]["version"], 2, "{second}");
+    assert!(stdout.contains("Elo, v1 = 0"), "{stdout}");
+    // Not a model: a clear error before any game is played.
+    let out = local("r3", Path::new("train.toml"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("--init-model train.toml"), "{err}");
+    assert!(
+        !dir.path().join("runs/r3/games").exists()
+            || std::fs::read_dir(dir.path().join("runs/r3/games")).unwrap().count() == 0
+    );
     // Perft: 32 flips, each with 14 pieces it may reveal.
     let out = zeroplay().args(["perft", "banqi", "1"]).output().unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("448"));

@@ -25,9 +25,10 @@ pub fn ratings_svg(history: &[RatingEntry], rated: &[Rated]) -> String {
         s,
         r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12">
 <rect width="100%" height="100%" fill="white"/>
-<text x="{}" y="18" text-anchor="middle" font-size="14">Model ratings at the gate's simulation budget, not at equal time (Elo, one fit of all games; the user's AI = 0)</text>
+<text x="{}" y="18" text-anchor="middle" font-size="14">Model ratings at the gate's simulation budget, not at equal time (Elo, one fit of all games; {} = 0)</text>
 "##,
         w / 2.0,
+        crate::ratings::zero_name(history),
     );
     for a in &anchors {
         let _ = writeln!(

@@ -123,6 +123,22 @@ pub fn apply(history: &mut [RatingEntry], rated: &[Rated]) {
     }
 }
 
+/// The player at Elo 0 in a run's fit and tables: the user's AI (`None`), unless the run's
+/// first gated candidate met a model from outside the run (`vN`, a coordinator version this
+/// run did not train): a run started from a given model (`zeroplay local --init-model`) rates
+/// its rounds over that model, since no game connects them to the user's AI.
+pub fn zero_point(history: &[RatingEntry]) -> Option<&str> {
+    let first = history.iter().find(|e| e.matches > 0)?;
+    let v = first.opponent.strip_prefix('v')?;
+    (!v.is_empty() && v.bytes().all(|b| b.is_ascii_digit())).then_some(first.opponent.as_str())
+}
+
+/// How a table or plot names its Elo zero: "the user's AI" or "vN (the model the run started from)".
+pub fn zero_name(history: &[RatingEntry]) -> String {
+    zero_point(history)
+        .map_or_else(|| "the user's AI".to_string(), |v| format!("{v}, the model the run started from"))
+}
+
 /// The games between two players, as `results.json` keeps them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pairing {
@@ -327,6 +343,27 @@ mod tests {
         for r in &anchored[1..] {
             assert!(r.elo.abs() < 80.0 && r.lo < 0.0 && r.hi > 0.0, "{anchored:?}");
         }
+    }
+
+    #[test]
+    fn elo_zero_is_the_users_ai_unless_the_first_gate_met_a_model_from_outside_the_run() {
+        let entry = |opponent: &str, matches: u32| -> RatingEntry {
+            serde_json::from_value(serde_json::json!({
+                "round": 1, "file": "f", "sha256": "", "version": 2, "opponent": opponent,
+                "elo": 0.0, "elo_lo": 0.0, "elo_hi": 0.0, "matches": matches, "points": 0.0,
+                "promoted": false, "reason": "", "train_loss": 0.0, "validation_loss": 0.0,
+                "steps": 0, "window": 0, "samples_per_second": 0.0
+            }))
+            .unwrap()
+        };
+        assert_eq!(zero_point(&[entry("banqi-ab", 10), entry("round 1", 10)]), None);
+        assert_eq!(zero_point(&[entry("v1", 30), entry("round 1", 10)]), Some("v1"));
+        // An ungated first round does not decide it; names that only look like versions do not.
+        assert_eq!(zero_point(&[entry("v1", 0), entry("v7", 4)]), Some("v7"));
+        assert_eq!(zero_point(&[entry("vanilla", 4)]), None);
+        assert_eq!(zero_point(&[entry("v", 4)]), None);
+        assert_eq!(zero_name(&[entry("v1", 30)]), "v1, the model the run started from");
+        assert_eq!(zero_name(&[]), "the user's AI");
     }
 
     #[test]

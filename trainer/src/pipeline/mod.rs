@@ -376,9 +376,9 @@ fn start_mirror(cfg: &PipelineConfig, models: &Path) -> Result<Option<zeroplay_s
 /// A one-screen summary of a run's history (for the end of `zeroplay local` / `train`), each
 /// model file shown as a path under `run_dir` (the run directory as the caller names it).
 pub fn summary(history: &[RatingEntry], run_dir: &Path) -> String {
-    let mut s = String::from(
-        "round  promoted  version  Elo, user's AI = 0 (95%)       matches  points  val loss  file\n",
-    );
+    let zero = crate::ratings::zero_point(history).unwrap_or("user's AI");
+    let head = format!("Elo, {zero} = 0 (95%)");
+    let mut s = format!("round  promoted  version  {head:<31}matches  points  val loss  file\n");
     for e in history {
         // A candidate the run stopped before its gate played a match has no rating at all.
         let elo = if e.pending {

@@ -469,7 +469,9 @@ impl<'a, G: Features + GameAgents> Run<'a, G> {
             &dir.join("results.json"),
             serde_json::to_string_pretty(&self.results).map_err(|e| e.to_string())?.as_bytes(),
         )?;
-        let rated = crate::ratings::fit(&self.results, &self.reference);
+        // Elo 0 is the user's AI, or the model a run was started from (`zero_point`).
+        let zero = crate::ratings::zero_point(&self.history).unwrap_or(&self.reference).to_string();
+        let rated = crate::ratings::fit(&self.results, &zero);
         crate::ratings::apply(&mut self.history, &rated);
         write_atomic(
             &dir.join("ratings.json"),
