@@ -80,3 +80,20 @@ pub fn one_layer(game: engine::GameKind, path: &Path) -> Result<bool> {
     let meta = model::read_meta(&bytes).map_err(|e| anyhow::anyhow!("model {}: {e}", path.display()))?;
     Ok(meta.net.is_one_layer())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_bytes_borrows_the_builtin_model_and_names_what_it_cannot_read() {
+        let banqi = engine::GameKind::of::<engine::banqi::Banqi>();
+        let b = model_bytes(banqi, Path::new("builtin")).unwrap();
+        assert!(matches!(b, Cow::Borrowed(_)), "the built-in model is not copied");
+        assert_eq!(&*b, model::builtin::require(banqi).unwrap());
+        let tg = engine::GameKind::of::<engine::trigolden::TriGolden>();
+        assert_eq!(model_bytes(tg, Path::new("builtin")).unwrap_err(), "trigolden has no built-in model");
+        let e = model_bytes(banqi, Path::new("no/such/model.safetensors")).unwrap_err();
+        assert!(e.starts_with("model no/such/model.safetensors: "), "{e}");
+    }
+}

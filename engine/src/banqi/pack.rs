@@ -17,9 +17,9 @@ impl GamePack for Banqi {
 # 100 ms, where MCTS self-play promoted no model at all (docs/benchmarks.md, "Banqi on the
 # curve"). `model=served`: once a one-layer model is promoted the teacher searches with it at
 # its leaves (the handcrafted evaluation until then), so each model is taught by the last one
-# inside banqi-ab; its next model (the built-in one) scored 73.3% over 120 matches against
+# inside banqi-ab; its next model (the built-in one) scored 72.0% over 200 matches against
 # banqi-ab alone at 300 ms, where the first generation's scored 56.7% over 120
-# (docs/benchmarks.md, "The served teacher, measured" and "More matches toward the issue's 200").
+# (docs/benchmarks.md, "The served teacher, measured" and "The issue's 200 matches").
 [settings]
 teacher = "banqi-ab:nodes=20000,model=served"
 "#,
