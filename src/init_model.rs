@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use engine::{Features, Game};
+use engine::Features;
 use serde::Serialize;
 use tracing::info;
 
@@ -25,16 +25,18 @@ struct InitRecord<'a> {
 }
 
 /// Checks that `bytes` is a model of `G` the trainer can train on from (its network fits
-/// `train`'s), or, with no trainer, a model of `G` at all.
+/// `train`'s), or, with no trainer, a model of `G` at all. Returns `G`'s name and feature
+/// encoding, which the model is published under.
 fn fits<G: Features>(
     bytes: &[u8],
     train: Option<&trainer::train::TrainSettings>,
     device: &burn::prelude::Device,
-) -> Result<(), String> {
+) -> Result<(&'static str, u32), String> {
     match train {
-        Some(t) => trainer::train::Trainer::<G>::resume(t.clone(), device, bytes).map(drop),
-        None => model::load::<G>(bytes, device).map(drop).map_err(|e| e.to_string()),
+        Some(t) => trainer::train::Trainer::<G>::resume(t.clone(), device, bytes).map(drop)?,
+        None => model::load::<G>(bytes, device).map(drop).map_err(|e| e.to_string())?,
     }
+    Ok((G::NAME, G::FEATURE_VERSION))
 }
 
 /// Seeds a new run with the model at `path` (or the built-in one): writes it as the trainer's
@@ -55,7 +57,7 @@ pub(crate) async fn seed(
     current_version: u64,
 ) -> Result<Option<u64>> {
     let bytes = crate::netload::model_bytes(game, path).map_err(anyhow::Error::msg)?;
-    engine::with_game!(game, |G| fits::<G>(&bytes, train, device))
+    let (name, encoding) = engine::with_game!(game, |G| fits::<G>(&bytes, train, device))
         .map_err(|e| anyhow::anyhow!("--init-model {}: {e}", path.display()))?;
     if current_version > 0 {
         info!(
@@ -77,7 +79,6 @@ pub(crate) async fn seed(
     let models = best.parent().context("best model path has a parent")?;
     std::fs::create_dir_all(models).with_context(|| models.display().to_string())?;
     trainer::write_atomic(&best, &bytes).map_err(anyhow::Error::msg)?;
-    let (name, encoding) = engine::with_game!(game, |G| (G::NAME, G::FEATURE_VERSION));
     let version =
         zeroplay_client::publish_model(client, name, encoding, &bytes, None).await.map_err(|s| {
             anyhow::anyhow!("the coordinator refused --init-model {}: {}", path.display(), s.message())

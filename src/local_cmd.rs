@@ -194,10 +194,13 @@ async fn run(
         token: admin,
         ca_cert: None,
     })?;
-    // Games already in this run directory from an earlier session.
-    let base = loop {
+    // Games already in this run directory from an earlier session, and its best model's version.
+    let (base, model_version) = loop {
         match status.status(pb::StatusRequest {}).await {
-            Ok(s) => break s.into_inner().games_stored,
+            Ok(s) => {
+                let s = s.into_inner();
+                break (s.games_stored, s.model_version);
+            }
             Err(_) if !coord.is_finished() => tokio::time::sleep(Duration::from_millis(50)).await,
             Err(e) => {
                 let _ = stop_coord.send(true);
@@ -210,7 +213,6 @@ async fn run(
         // Before the worker starts, so that its first game already uses the model.
         let train = (!args.no_train).then_some(&tcfg.train);
         let seeded = async {
-            let model_version = status.status(pb::StatusRequest {}).await?.into_inner().model_version;
             let mut client = zeroplay_client::connect(&zeroplay_client::ClientConfig {
                 coordinator: format!("http://{addr}"),
                 token: trainer_token.clone(),
