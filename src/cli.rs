@@ -559,8 +559,9 @@ pub struct UciArgs {
     /// A trained model file (or `builtin`: the model built into the binary). With `ab`: its
     /// value at banqi-ab's leaves in place of the handcrafted evaluation. With `mcts`: its
     /// priors and its value mixed with a random playout (--lambda). Without one: with `ab`,
-    /// the built-in model (engine/src/banqi/builtin/README.md: +161 Elo over the handcrafted
-    /// evaluation at 300 ms); with `mcts`, random-playout leaves.
+    /// the built-in model (engine/src/banqi/builtin/README.md: +95 Elo over the model before
+    /// it, which was +164 over the handcrafted evaluation, at 300 ms); with `mcts`,
+    /// random-playout leaves.
     #[arg(long, conflicts_with = "no_model")]
     pub model: Option<PathBuf>,
     /// With `ab`: the handcrafted evaluation, not the built-in model.

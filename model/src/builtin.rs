@@ -58,4 +58,22 @@ mod tests {
         }
         assert!(with >= 1 && without >= 1, "{with} games with a built-in model, {without} without");
     }
+
+    /// The model the built-in one replaced still loads under today's engine, so that the
+    /// figures measured with it (engine/src/banqi/builtin/README.md) can be replayed with
+    /// `model=engine/src/banqi/builtin/previous/…`; it is another model than the built-in one.
+    #[test]
+    fn the_replaced_banqi_model_still_loads() {
+        let old: &[u8] =
+            include_bytes!("../../engine/src/banqi/builtin/previous/banqi-gen2-s46-round14.safetensors");
+        let meta = crate::read_meta(old).unwrap();
+        assert_eq!(meta.game, "banqi");
+        assert!(meta.net.is_one_layer());
+        crate::load::<engine::banqi::Banqi>(old, &crate::cpu()).unwrap();
+        assert_ne!(Some(old), bytes(GameKind::Banqi), "the replaced model is still the built-in one");
+        assert_eq!(
+            crate::sha256_hex(old),
+            "9677e055e5da646e1d324b67f9c31d5b3760addbf78f2d93c2c652b89557ea48"
+        );
+    }
 }
