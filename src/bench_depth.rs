@@ -5,7 +5,10 @@
 //! more face-down squares), the middle game (1–19 face down) and the ending (none face down).
 //! Each agent searches each position once with a fresh searcher (an empty table, as at a
 //! game's first move: no agent is helped by what it searched before), and the bench prints
-//! the median and mean depth of the last completed iteration and the nodes per second.
+//! the median and mean depth of the last completed iteration, the nodes per second, and the
+//! median nodes and milliseconds a search took: with a `depth=` budget (and a time long
+//! enough to reach it) those two are the cost of a fixed depth, which is how a pruning that
+//! changes no value (`probe=1`) is compared.
 
 use std::time::Instant;
 
@@ -21,7 +24,7 @@ use engine::spec::AgentSpec;
 #[derive(Debug, Args)]
 pub struct DepthBenchArgs {
     /// `banqi-ab` agents to compare, each searching every position (repeat the flag).
-    #[arg(short, long, default_values_t = ["banqi-ab:time=300ms,flip_depth=2,rep=0".to_string(), "banqi-ab:time=300ms".to_string()])]
+    #[arg(short, long, default_values_t = ["banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0".to_string(), "banqi-ab:time=300ms".to_string()])]
     pub agent: Vec<String>,
     /// Positions per phase.
     #[arg(long, default_value_t = 12)]
@@ -121,25 +124,32 @@ pub fn run(args: DepthBenchArgs) -> Result<()> {
     if by_phase.iter().all(Vec::is_empty) {
         bail!("no positions");
     }
-    println!("| phase | agent | positions | median depth | mean depth | median nodes/s |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| phase | agent | positions | median depth | mean depth | median nodes/s | median nodes | median ms |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for (p, list) in by_phase.iter().enumerate() {
         for (name, settings, leaf) in &agents {
-            let (mut depths, mut nps) = (Vec::new(), Vec::new());
+            let (mut depths, mut nps, mut nodes, mut ms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for pos in list {
                 let mut s = Searcher::with_leaf(settings.clone(), leaf.clone());
                 let t = Instant::now();
                 let r = s.search(pos, |_, _| {});
                 depths.push(f64::from(r.depth));
-                nps.push(r.nodes as f64 / t.elapsed().as_secs_f64().max(1e-9));
+                let secs = t.elapsed().as_secs_f64();
+                nps.push(r.nodes as f64 / secs.max(1e-9));
+                nodes.push(r.nodes as f64);
+                ms.push(secs * 1e3);
             }
             let mean = depths.iter().sum::<f64>() / depths.len().max(1) as f64;
             println!(
-                "| {} | `{name}` | {} | {} | {mean:.2} | {:.2} M |",
+                "| {} | `{name}` | {} | {} | {mean:.2} | {:.2} M | {:.0} k | {:.0} |",
                 PHASES[p],
                 list.len(),
                 median(&mut depths),
-                median(&mut nps) / 1e6
+                median(&mut nps) / 1e6,
+                median(&mut nodes) / 1e3,
+                median(&mut ms)
             );
         }
     }

@@ -4,6 +4,11 @@
 //!   face-down pool, with Ballard's *Star1* pruning: each reveal is searched in a window
 //!   narrowed by what the reveals not yet searched can still add, bounded by ±[`WIN`], so a
 //!   chance node stops as soon as its average is known to fall outside the parent's window.
+//! - **Star2's probe** (`probe=2`, the default; `probe=0` turns it off): before a flip's reveals are searched in
+//!   full, each meets its opponent's first reply only, in a null window at alpha; a flip whose
+//!   every reveal is held to alpha fails low for one reply a reveal, and with `probe=2` the
+//!   bounds found narrow the full pass's windows. It changes no value, only the nodes a depth
+//!   takes (a third in the middle game at depth 6).
 //! - **Iterative deepening** under a time, node or depth budget ([`AbSettings`]).
 //! - A **transposition table** on the position's Zobrist key ([`Banqi::key`]: board, pool,
 //!   colours and side). The repetition history and the quiet-ply count are not in the key:
@@ -53,6 +58,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod agent;
+mod chance;
 mod eval;
 mod netleaf;
 mod order;
@@ -65,7 +71,7 @@ pub use eval::{Weights, evaluate};
 
 mod settings;
 use crate::banqi::tablebase::{Tablebase, Wdl};
-use crate::banqi::{Action, Banqi, EMPTY, FACE_DOWN, NEIGHBOURS, PIECE_CODES, Piece, SQUARES};
+use crate::banqi::{Action, Banqi, EMPTY, FACE_DOWN, NEIGHBOURS, SQUARES};
 use crate::eval::Evaluator;
 use crate::game::{Game, Outcome, Seat};
 pub use settings::{AB_KEYS, AbSettings, FAMILIES, SharedTables};
@@ -384,49 +390,6 @@ impl Searcher {
         self.stopped
     }
 
-    /// A flip's value for the flipper: the pool-weighted mean over its reveals, each searched
-    /// in Star1's narrowed window.
-    fn chance(&mut self, pos: &Banqi, depth: i32, alpha: i32, beta: i32, ply: usize) -> i32 {
-        if self.tick() {
-            return 0;
-        }
-        let mut outcomes: Vec<(u8, u8)> = (0..PIECE_CODES as u8)
-            .filter(|&c| pos.pool[c as usize] > 0)
-            .map(|c| (c, pos.pool[c as usize]))
-            .collect();
-        outcomes.sort_by_key(|o| std::cmp::Reverse(o.1));
-        let total: f64 = outcomes.iter().map(|o| f64::from(o.1)).sum();
-        let (lo, hi) = (f64::from(-WIN), f64::from(WIN));
-        let (alpha_f, beta_f) = (f64::from(alpha), f64::from(beta));
-        let mut sum = 0.0;
-        let mut rest = 1.0;
-        // `reveal=`: below the root a flip's reveals are searched shallower (never below 1
-        // ply, so a reveal still meets the replies it allows).
-        let cut = if ply > 1 { i32::from(self.settings.reveal).min(depth - 1).max(0) } else { 0 };
-        for (code, n) in outcomes {
-            let p = f64::from(n) / total;
-            rest = (rest - p).max(0.0);
-            let a = ((alpha_f - sum - hi * rest) / p).floor().max(lo - 1.0);
-            let b = ((beta_f - sum - lo * rest) / p).ceil().min(hi + 1.0);
-            let mut child = pos.clone();
-            child.play_unchecked(Action::Reveal(Piece::from_code(code)));
-            self.derived(pos, &child, ply + 1);
-            // The reveal passes the turn: the child's mover is the flipper's opponent.
-            let v = f64::from(-self.negamax(&child, depth - cut, -(b as i32), -(a as i32), ply + 1, true));
-            if self.stopped {
-                return 0;
-            }
-            if v >= b {
-                return beta;
-            }
-            if v <= a {
-                return alpha;
-            }
-            sum += p * v;
-        }
-        sum.round() as i32
-    }
-
     fn terminal(&self, o: Outcome, side: Seat, ply: usize) -> i32 {
         match o.winner() {
             None if side == self.root_side => self.draw_score,
@@ -698,6 +661,7 @@ mod tests {
     use crate::agent::Agent;
     use crate::banqi::Colour;
     use crate::banqi::Kind;
+    use crate::banqi::Piece;
     use crate::eval::Leaf;
     use crate::leaf::LeafSettings;
     use crate::shallow::ShallowNet;
@@ -816,7 +780,9 @@ mod tests {
         // Alpha-beta's contract at a chance node: inside the window the exact value, outside
         // it a bound on the right side. Depth 2 has no reductions, so a fresh searcher per
         // call sees the same tree whatever the window.
-        let fresh = || Searcher::new(AbSettings { tt_mib: 1, ..AbSettings::default() });
+        // Star1 alone: a probe (`probe=`) fills the table, on which the moves searched below
+        // `flip_depth` depend (star2_probes_keep_the_bounds_and_save_nodes covers it).
+        let fresh = || Searcher::new(AbSettings { tt_mib: 1, probe: 0, ..AbSettings::default() });
         let mut flips = 0;
         for g in midgames(17, 6) {
             let mut actions = Vec::new();
@@ -833,6 +799,41 @@ mod tests {
             }
         }
         assert!(flips >= 6, "only {flips} flips tried");
+    }
+
+    #[test]
+    fn star2_probes_keep_the_bounds_and_save_nodes() {
+        // The probe changes no value: every window keeps alpha-beta's contract against the
+        // search without it (depth 2: no reductions), and a window far above the flip's value,
+        // as for a flip tried after a good capture, costs fewer nodes with it. `flip_depth=0`
+        // keeps the move set independent of the table (below `flip_depth`, a side with only
+        // flips searches the table's flip alone when it has one, and a probe fills the table).
+        let fresh =
+            |probe| Searcher::new(AbSettings { tt_mib: 1, probe, flip_depth: 0, ..AbSettings::default() });
+        let (mut flips, mut nodes) = (0, [0u64; 3]);
+        for g in midgames(23, 8) {
+            let mut actions = Vec::new();
+            g.legal_actions(&mut actions);
+            for &a in actions.iter().filter(|a| matches!(a, Action::Flip(_))).take(3) {
+                flips += 1;
+                let full = fresh(0).child_value(&g, a, 2, -INF, INF, 0);
+                assert!(full.abs() < WIN_BOUND);
+                for probe in 0..3u8 {
+                    let at = |lo: i32, hi: i32| fresh(probe).child_value(&g, a, 2, lo, hi, 0);
+                    assert_eq!(at(-INF, INF), full, "probe={probe}, {a:?} at {g}");
+                    assert_eq!(at(full - 40, full + 40), full, "probe={probe}, {a:?} at {g}");
+                    let high = at(full - 200, full - 1);
+                    assert!(high >= full - 1, "probe={probe}, fail high: {high} for {full}, {a:?} at {g}");
+                    let low = at(full + 100, full + 101);
+                    assert!(low <= full + 100, "probe={probe}, fail low: {low} for {full}, {a:?} at {g}");
+                    let mut s = fresh(probe);
+                    assert!(s.child_value(&g, a, 2, full + 2_000, full + 2_001, 0) <= full + 2_000);
+                    nodes[probe as usize] += s.nodes;
+                }
+            }
+        }
+        assert!(flips >= 12, "only {flips} flips tried");
+        assert!(nodes[1] < nodes[0] && nodes[2] < nodes[0], "nodes by probe=0, 1, 2: {nodes:?}");
     }
 
     /// A stand-in "network" whose value is the handcrafted evaluation through
@@ -1119,7 +1120,9 @@ mod tests {
         // reveals each, so leaving them to the upper plies buys depth.
         let p = pos("XXXgXXXX/XXXXsXXX/XXXXXXXX/XXCXXXXG r A2E2R2H2C1S5a2e2r2h2c2s4 0 5");
         let depth = |flip_depth: u8| {
-            let settings = AbSettings { nodes: Some(200_000), flip_depth, ..AbSettings::default() };
+            // As measured when `flip_depth=4` became the default, before Star2's probe: with
+            // it, flips near the leaves cost less and this position no longer tells them apart.
+            let settings = AbSettings { nodes: Some(200_000), flip_depth, probe: 0, ..AbSettings::default() };
             Searcher::new(settings).search(&p, |_, _| {}).depth
         };
         assert_eq!(AbSettings::default().flip_depth, 4);

@@ -78,6 +78,17 @@ pub struct AbSettings {
     /// `rep=0` (ebfbbd8's behaviour): 77.5% at 100 ms and, with ebfbbd8's `flip_depth=2` as
     /// well, 68.3% at 300 ms (docs/benchmarks.md).
     pub repetition: bool,
+    /// Star2's probe at a flip (`probe=`; 2, the default since stop 70; 0 is the search of
+    /// every figure measured before it): before the reveals are
+    /// searched in full, each is tried against its opponent's first reply only, in a null
+    /// window at the flip's alpha. When every reveal's reply holds the flipper to alpha or
+    /// less, so does the flip, and it is cut at the cost of one reply per reveal. 1 stops
+    /// probing at the first reveal that escapes; 2 probes every reveal, and the full pass
+    /// narrows its windows by the bounds found. Exact wherever the moves searched do not
+    /// depend on the table: the value at a given depth does not change, only the nodes it
+    /// takes. (Below `flip_depth` a side with only flips searches the table's flip alone when
+    /// the table has one, and a probe fills the table, so there the two can differ.)
+    pub probe: u8,
 }
 
 impl Default for AbSettings {
@@ -100,6 +111,7 @@ impl Default for AbSettings {
             lmr: 1,
             reveal: 0,
             repetition: true,
+            probe: 2,
         }
     }
 }
@@ -360,6 +372,18 @@ pub static AB_KEYS: &[Setting<AbSettings>] = &[
             Ok(())
         },
         get: |s| unless(u8::from(s.repetition), u8::from(AbSettings::default().repetition)),
+    },
+    Setting {
+        toml: "",
+        spec: "probe",
+        value: "0|1|2",
+        default: "2",
+        help: "Star2: a flip is first probed with each reveal's first reply, and cut when all hold it to alpha (1: until one escapes, 2: all).",
+        set: |s, v| {
+            s.probe = one_of(v, &[(0, "off"), (1, "until a reveal escapes"), (2, "every reveal")])?;
+            Ok(())
+        },
+        get: |s| unless(s.probe, AbSettings::default().probe),
     },
 ];
 
