@@ -227,6 +227,8 @@ mod tests {
     fn an_unknown_key_names_the_known_ones_from_the_table() {
         let e = "banqi-ab:time=100ms,lmr=3".parse::<AgentSpec>().unwrap_err();
         assert_eq!(e.reason, "lmr `3`: 1 (one extra ply) or 2 (logarithmic)");
+        let e = "banqi-ab:cpc_depth=0".parse::<AgentSpec>().unwrap_err();
+        assert_eq!(e.reason, "cpc_depth `0`: 1 to 8");
         let e = "banqi-ab:fast=1".parse::<AgentSpec>().unwrap_err();
         assert_eq!(
             e.reason,
@@ -261,6 +263,7 @@ mod tests {
             "banqi-ab:nodes=100,weights=900/500/250/120/60/330/45/600/300/900/3",
             "banqi-ab:time=300ms,flip_depth=2,search=2,null=0,contempt=10",
             "banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0",
+            "banqi-ab:time=300ms,cpc=40,cpc_depth=3",
             "banqi-ab:time=100ms,rfp=30,lmr=2,reveal=1,contempt=40",
         ] {
             let spec: AgentSpec = s.parse().unwrap();

@@ -1,17 +1,61 @@
 //! Chance nodes: a flip's value as the pool-weighted mean of its reveals, with Ballard's
 //! Star1 windows and Star2's probe (`probe=`).
 
-use super::{NO_MOVE, Searcher, WIN, WIN_BOUND};
+use super::{INF, NO_MOVE, Searcher, WIN, WIN_BOUND};
 use crate::banqi::{Action, Banqi, PIECE_CODES, Piece};
 use crate::game::Game;
 
 impl Searcher {
-    /// A flip's value for the flipper: the pool-weighted mean over its reveals, each searched
-    /// in Star1's narrowed window, after Star2's probe where `probe=` asks for it.
+    /// A flip's value for the flipper: the pool-weighted mean of its reveals, after
+    /// ChanceProbCut (`cpc=`) and Star2's probe where the settings ask for them.
     pub(super) fn chance(&mut self, pos: &Banqi, depth: i32, alpha: i32, beta: i32, ply: usize) -> i32 {
         if self.tick() {
             return 0;
         }
+        // `reveal=`: below the root a flip's reveals are searched shallower (never below 1
+        // ply, so a reveal still meets the replies it allows).
+        let cut = if ply > 1 { i32::from(self.settings.reveal).min(depth - 1).max(0) } else { 0 };
+        let depth = depth - cut;
+        if let Some(v) = self.chance_probcut(pos, depth, alpha, beta, ply) {
+            return v;
+        }
+        if self.stopped {
+            return 0;
+        }
+        self.expect(pos, depth, alpha, beta, ply)
+    }
+
+    /// ChanceProbCut (`cpc=M`, `cpc_depth=R`): the flip's reveals searched `R` plies
+    /// shallower, in the window `(alpha - M, beta + M)`. A shallow mean at or beyond either
+    /// end predicts the full one beyond the window, and the flip is cut with that bound
+    /// (`Some`); `None` when the search must go on. Only where the shallow search keeps a
+    /// ply and a side of the window is not a won or lost score.
+    fn chance_probcut(&mut self, pos: &Banqi, depth: i32, alpha: i32, beta: i32, ply: usize) -> Option<i32> {
+        let (m, r) = (i32::from(self.settings.cpc), i32::from(self.settings.cpc_depth));
+        if m == 0 || depth - r < 1 {
+            return None;
+        }
+        let lo = if alpha.abs() < WIN_BOUND { alpha - m } else { -INF };
+        let hi = if beta.abs() < WIN_BOUND { beta + m } else { INF };
+        if lo == -INF && hi == INF {
+            return None;
+        }
+        let v = self.expect(pos, depth - r, lo, hi, ply);
+        if self.stopped {
+            return None;
+        }
+        if hi < INF && v >= hi {
+            Some(beta)
+        } else if lo > -INF && v <= lo {
+            Some(alpha)
+        } else {
+            None
+        }
+    }
+
+    /// The pool-weighted mean of the flip's reveals, each searched to `depth` in Star1's
+    /// narrowed window, after Star2's probe where `probe=` asks for it.
+    fn expect(&mut self, pos: &Banqi, depth: i32, alpha: i32, beta: i32, ply: usize) -> i32 {
         // (piece code, count, an upper bound on the reveal's value for the flipper: `WIN`
         // until a probe finds a tighter one).
         let mut outcomes: Vec<(u8, u8, i32)> = (0..PIECE_CODES as u8)
@@ -24,12 +68,9 @@ impl Searcher {
         let (alpha_f, beta_f) = (f64::from(alpha), f64::from(beta));
         let mut sum = 0.0;
         let mut rest = 1.0;
-        // `reveal=`: below the root a flip's reveals are searched shallower (never below 1
-        // ply, so a reveal still meets the replies it allows).
-        let cut = if ply > 1 { i32::from(self.settings.reveal).min(depth - 1).max(0) } else { 0 };
         let probed = self.settings.probe > 0;
         if probed {
-            if self.probe_reveals(pos, &mut outcomes, depth - cut, alpha, ply) {
+            if self.probe_reveals(pos, &mut outcomes, depth, alpha, ply) {
                 return alpha;
             }
             if self.stopped {
@@ -55,7 +96,7 @@ impl Searcher {
             child.play_unchecked(Action::Reveal(Piece::from_code(code)));
             self.derived(pos, &child, ply + 1);
             // The reveal passes the turn: the child's mover is the flipper's opponent.
-            let v = f64::from(-self.negamax(&child, depth - cut, -(b as i32), -(a as i32), ply + 1, true));
+            let v = f64::from(-self.negamax(&child, depth, -(b as i32), -(a as i32), ply + 1, true));
             if self.stopped {
                 return 0;
             }
@@ -93,8 +134,7 @@ impl Searcher {
         for o in outcomes.iter_mut() {
             let mut child = pos.clone();
             child.play_unchecked(Action::Reveal(Piece::from_code(o.0)));
-            let settled = child.outcome.is_some()
-                || (self.settings.repetition && child.quiet >= 4 && child.repetitions() >= 2);
+            let settled = child.outcome.is_some() || self.repeats(&child);
             let mut held = false;
             if !settled {
                 self.derived(pos, &child, ply + 1);

@@ -9,6 +9,10 @@
 //!   every reveal is held to alpha fails low for one reply a reveal, and with `probe=2` the
 //!   bounds found narrow the full pass's windows. It changes no value, only the nodes a depth
 //!   takes (a third in the middle game at depth 6).
+//! - **ChanceProbCut** (`cpc=M`, off by default): before a flip is searched in full, its
+//!   reveals are searched `cpc_depth` plies shallower in the window widened by `M` on each
+//!   side, and a shallow mean beyond it is taken as the flip's bound (forward pruning, as
+//!   strong Chinese dark chess programs use at chance nodes; it cuts fail-highs too).
 //! - **Iterative deepening** under a time, node or depth budget ([`AbSettings`]).
 //! - A **transposition table** on the position's Zobrist key ([`Banqi::key`]: board, pool,
 //!   colours and side). The repetition history and the quiet-ply count are not in the key:
@@ -377,6 +381,12 @@ impl Searcher {
         }
     }
 
+    /// `pos` repeats a position of the game or the path, and `rep=1` scores it as a draw
+    /// (a repetition needs 4 quiet plies).
+    fn repeats(&self, pos: &Banqi) -> bool {
+        self.settings.repetition && pos.quiet >= 4 && pos.repetitions() >= 2
+    }
+
     fn tick(&mut self) -> bool {
         self.nodes += 1;
         // The clock is read every 1,024 nodes only: it costs more than a node.
@@ -414,7 +424,7 @@ impl Searcher {
         }
         // A position seen before is the draw it can be steered into (`rep=1`); checked before
         // the table, whose entries do not know the history. A repetition needs 4 quiet plies.
-        if self.settings.repetition && ply > 0 && pos.quiet >= 4 && pos.repetitions() >= 2 {
+        if ply > 0 && self.repeats(pos) {
             return self.terminal(Outcome::on_points([0, 0]), pos.side, ply);
         }
         if let Some(v) = self.probe_tables(pos, ply) {
@@ -834,6 +844,37 @@ mod tests {
         }
         assert!(flips >= 12, "only {flips} flips tried");
         assert!(nodes[1] < nodes[0] && nodes[2] < nodes[0], "nodes by probe=0, 1, 2: {nodes:?}");
+    }
+
+    #[test]
+    fn chance_probcut_cuts_far_windows_on_both_sides_for_fewer_nodes() {
+        // ChanceProbCut (`cpc=`) can change a value, so what is checked is what it is for: a
+        // window 50 pawns away from a flip's value, above or below, is cut on the right side,
+        // in fewer nodes than without it (the probe alone cannot cut a fail-high).
+        let fresh = |cpc| Searcher::new(AbSettings { tt_mib: 1, cpc, ..AbSettings::default() });
+        let (mut flips, mut nodes) = (0, [[0u64; 2]; 2]);
+        for g in midgames(29, 4) {
+            let mut actions = Vec::new();
+            g.legal_actions(&mut actions);
+            for &a in actions.iter().filter(|a| matches!(a, Action::Flip(_))).take(3) {
+                flips += 1;
+                let full = fresh(0).child_value(&g, a, 3, -INF, INF, 0);
+                assert!(full.abs() < WIN_BOUND - 3_000, "{full}: {a:?} at {g}");
+                for (cpc, n) in [0u16, 40].into_iter().zip(&mut nodes) {
+                    let mut s = fresh(cpc);
+                    let low = s.child_value(&g, a, 3, full + 2_000, full + 2_001, 0);
+                    assert!(low <= full + 2_000, "cpc={cpc}: fail low {low} for {full}, {a:?} at {g}");
+                    n[0] += s.nodes;
+                    let mut s = fresh(cpc);
+                    let high = s.child_value(&g, a, 3, full - 2_001, full - 2_000, 0);
+                    assert!(high >= full - 2_000, "cpc={cpc}: fail high {high} for {full}, {a:?} at {g}");
+                    n[1] += s.nodes;
+                }
+            }
+        }
+        assert!(flips >= 6, "only {flips} flips tried");
+        let [off, on] = nodes;
+        assert!(on[0] < off[0] && on[1] < off[1], "nodes (low, high) without and with cpc: {off:?} {on:?}");
     }
 
     /// A stand-in "network" whose value is the handcrafted evaluation through

@@ -89,6 +89,15 @@ pub struct AbSettings {
     /// takes. (Below `flip_depth` a side with only flips searches the table's flip alone when
     /// the table has one, and a probe fills the table, so there the two can differ.)
     pub probe: u8,
+    /// ChanceProbCut's margin (`cpc=`, in the evaluation's units, a pawn about 40; 0, the
+    /// default, is off): before a flip is searched in full, its reveals are searched
+    /// [`AbSettings::cpc_depth`] plies shallower in the flip's window widened by the margin on
+    /// each side, and a shallow mean that falls outside that wider window is taken as the
+    /// flip's bound without the full search (Chen et al.'s ChanceProbCut, as strong Banqi
+    /// programs use it). Forward pruning: unlike the probe, it can change values.
+    pub cpc: u16,
+    /// Plies ChanceProbCut's shallow search is short of the full one (`cpc_depth=`).
+    pub cpc_depth: u8,
 }
 
 impl Default for AbSettings {
@@ -112,6 +121,8 @@ impl Default for AbSettings {
             reveal: 0,
             repetition: true,
             probe: 2,
+            cpc: 0,
+            cpc_depth: 2,
         }
     }
 }
@@ -384,6 +395,33 @@ pub static AB_KEYS: &[Setting<AbSettings>] = &[
             Ok(())
         },
         get: |s| unless(s.probe, AbSettings::default().probe),
+    },
+    Setting {
+        toml: "",
+        spec: "cpc",
+        value: "0..1000",
+        default: "0",
+        help: "ChanceProbCut's margin: a flip whose reveals, searched cpc_depth plies shallower, average this far outside the window is cut (0: off).",
+        set: |s, v| {
+            s.cpc = upto(v, 1_000)? as u16;
+            Ok(())
+        },
+        get: |s| unless(s.cpc, AbSettings::default().cpc),
+    },
+    Setting {
+        toml: "",
+        spec: "cpc_depth",
+        value: "1..8",
+        default: "2",
+        help: "Plies ChanceProbCut's shallow search of a flip's reveals is short of the full search.",
+        set: |s, v| {
+            s.cpc_depth = match upto(v, 8) {
+                Ok(n) if n > 0 => n as u8,
+                _ => return Err(format!("`{v}`: 1 to 8")),
+            };
+            Ok(())
+        },
+        get: |s| unless(s.cpc_depth, AbSettings::default().cpc_depth),
     },
 ];
 
