@@ -24,7 +24,7 @@ use engine::spec::AgentSpec;
 #[derive(Debug, Args)]
 pub struct DepthBenchArgs {
     /// `banqi-ab` agents to compare, each searching every position (repeat the flag).
-    #[arg(short, long, default_values_t = ["banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0".to_string(), "banqi-ab:time=300ms".to_string()])]
+    #[arg(short, long, default_values_t = ["banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0,cpc=0".to_string(), "banqi-ab:time=300ms".to_string()])]
     pub agent: Vec<String>,
     /// Positions per phase.
     #[arg(long, default_value_t = 12)]

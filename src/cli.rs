@@ -163,7 +163,7 @@ pub enum Command {
     /// position the tables hold as won, with the agent that let the win go. Prints a table and
     /// writes draws.json next to the games.
     ///
-    /// Example: zeroplay arena --game banqi -a banqi-ab:time=100ms -b banqi-ab:time=100ms,flip_depth=2,rep=0,probe=0 -n 20 --out runs/arena-bq && zeroplay draws runs/arena-bq
+    /// Example: zeroplay arena --game banqi -a banqi-ab:time=100ms -b banqi-ab:time=100ms,flip_depth=2,rep=0,probe=0,cpc=0 -n 20 --out runs/arena-bq && zeroplay draws runs/arena-bq
     Draws(crate::draws_cmd::DrawsArgs),
     /// What self-play tells the game's designer: from a run's Parquet store, the first
     /// player's score and win rate with 95% intervals (overall, by model version and by search

@@ -19,7 +19,7 @@
 //! - `banqi-ab:time=300ms,nodes=200000,depth=20,tt=16,flips=4,tb=5` — Banqi's expectiminimax
 //!   searcher with its endgame tables ([`crate::banqi::ab`]; Banqi only); `model=PATH` values
 //!   its leaves with a trained network instead of its handcrafted evaluation;
-//!   `banqi-ab:flip_depth=2,rep=0,probe=0` plays as ebfbbd8's `banqi-ab`.
+//!   `banqi-ab:flip_depth=2,rep=0,probe=0,cpc=0` plays as ebfbbd8's `banqi-ab`.
 //!
 //! A spec string is read into a [`crate::spec::AgentSpec`]. `random` and `mcts` are every
 //! game's and live here; the others are a game's own families, each declared in its game's

@@ -262,8 +262,8 @@ mod tests {
             "banqi-ab:time=300ms,nodes=5000,depth=12,tt=4,flips=6,tb=0",
             "banqi-ab:nodes=100,weights=900/500/250/120/60/330/45/600/300/900/3",
             "banqi-ab:time=300ms,flip_depth=2,search=2,null=0,contempt=10",
-            "banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0",
-            "banqi-ab:time=300ms,cpc=40,cpc_depth=3",
+            "banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0,cpc=0",
+            "banqi-ab:time=300ms,cpc=20,cpc_depth=3",
             "banqi-ab:time=100ms,rfp=30,lmr=2,reveal=1,contempt=40",
         ] {
             let spec: AgentSpec = s.parse().unwrap();

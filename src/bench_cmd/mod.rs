@@ -73,7 +73,7 @@ pub enum BenchCommand {
     /// `banqi-ab`'s search depth by phase of the game (opening, middle game, ending) at its
     /// time per move, agents side by side on the same positions.
     ///
-    /// Example: zeroplay bench depth -a banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0 -a banqi-ab:time=300ms
+    /// Example: zeroplay bench depth -a banqi-ab:time=300ms,flip_depth=2,rep=0,probe=0,cpc=0 -a banqi-ab:time=300ms
     Depth(crate::bench_depth::DepthBenchArgs),
     /// Value and visit checks (issue 42): how far honest stored moves lie from another
     /// worker's fresh search of them, and how far reversed visit counts do; quantiles, and

@@ -9,7 +9,7 @@
 //!   every reveal is held to alpha fails low for one reply a reveal, and with `probe=2` the
 //!   bounds found narrow the full pass's windows. It changes no value, only the nodes a depth
 //!   takes (a third in the middle game at depth 6).
-//! - **ChanceProbCut** (`cpc=M`, off by default): before a flip is searched in full, its
+//! - **ChanceProbCut** (`cpc=M`, 40 by default; `cpc=0` turns it off): before a flip is searched in full, its
 //!   reveals are searched `cpc_depth` plies shallower in the window widened by `M` on each
 //!   side, and a shallow mean beyond it is taken as the flip's bound (forward pruning, as
 //!   strong Chinese dark chess programs use at chance nodes; it cuts fail-highs too).
@@ -792,7 +792,7 @@ mod tests {
         // call sees the same tree whatever the window.
         // Star1 alone: a probe (`probe=`) fills the table, on which the moves searched below
         // `flip_depth` depend (star2_probes_keep_the_bounds_and_save_nodes covers it).
-        let fresh = || Searcher::new(AbSettings { tt_mib: 1, probe: 0, ..AbSettings::default() });
+        let fresh = || Searcher::new(AbSettings { tt_mib: 1, probe: 0, cpc: 0, ..AbSettings::default() });
         let mut flips = 0;
         for g in midgames(17, 6) {
             let mut actions = Vec::new();
@@ -818,8 +818,9 @@ mod tests {
         // as for a flip tried after a good capture, costs fewer nodes with it. `flip_depth=0`
         // keeps the move set independent of the table (below `flip_depth`, a side with only
         // flips searches the table's flip alone when it has one, and a probe fills the table).
-        let fresh =
-            |probe| Searcher::new(AbSettings { tt_mib: 1, probe, flip_depth: 0, ..AbSettings::default() });
+        let fresh = |probe| {
+            Searcher::new(AbSettings { tt_mib: 1, probe, flip_depth: 0, cpc: 0, ..AbSettings::default() })
+        };
         let (mut flips, mut nodes) = (0, [0u64; 3]);
         for g in midgames(23, 8) {
             let mut actions = Vec::new();
